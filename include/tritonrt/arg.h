@@ -1,0 +1,210 @@
+// How C++ values become kernel arguments. Each argument type has an `ArgTraits`
+// specialization that writes the value into a type-erased `Arg`; `JitFunction` does the
+// rest (Triton's specialization rules, the cache key, the kernel parameters) in compiled code.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include "tritonrt/dtype.h"
+
+namespace tritonrt {
+
+/// What an `Arg` holds. Integers keep their value and signedness; Triton types them by value.
+enum class ArgKind : std::uint8_t {
+  none,     ///< Python None (std::nullopt, nullptr)
+  boolean,  ///< bool
+  sint,     ///< any signed integer, widened to int64
+  uint,     ///< any unsigned integer, widened to uint64
+  real,     ///< float or double, widened to double
+  pointer,  ///< a device address with its element type
+  string,   ///< constexpr strings only
+  typed,    ///< a scalar whose Triton type the caller fixed (see `scalar`)
+  dtype,    ///< a constexpr dtype such as tl.float16
+  python_default,  ///< the parameter's own Python default object (omitted trailing argument)
+};
+
+/// One type-erased argument: 24 bytes, trivially copyable, never owns memory.
+struct Arg {
+  union {
+    std::int64_t i;
+    std::uint64_t u;
+    double f;
+    const char* s;
+  } value{};
+  std::size_t size = 0;  ///< string length
+  ArgKind kind = ArgKind::none;
+  DType dtype = DType::u1;  ///< element type (pointer), fixed type (typed), or the dtype
+  ArgKind stored = ArgKind::none;  ///< typed only: how `value` holds the number
+};
+
+/// A device address tagged with its element type, for memory whose C++ type says nothing
+/// (e.g. bf16 or fp8 buffers): `tritonrt::DevicePtr{ptr, tritonrt::DType::bf16}`.
+struct DevicePtr {
+  const void* address = nullptr;
+  DType dtype = DType::u8;
+};
+
+/// A scalar whose Triton type is fixed by the caller instead of by its value, as an
+/// annotation would fix it: `scalar(DType::i64, n)` always passes an i64. Values that do not
+/// fit the type are rejected, never truncated.
+struct TypedScalar {
+  Arg arg;
+};
+template <class T>
+TypedScalar scalar(DType type, T value) {
+  static_assert(std::is_arithmetic_v<T>, "tritonrt::scalar takes an arithmetic value");
+  TypedScalar s;
+  if constexpr (std::is_same_v<T, bool>) {
+    s.arg.value.u = value ? 1 : 0;
+    s.arg.stored = ArgKind::boolean;
+  } else if constexpr (std::is_floating_point_v<T>) {
+    s.arg.value.f = static_cast<double>(value);
+    s.arg.stored = ArgKind::real;
+  } else if constexpr (std::is_signed_v<T>) {
+    s.arg.value.i = static_cast<std::int64_t>(value);
+    s.arg.stored = ArgKind::sint;
+  } else {
+    s.arg.value.u = static_cast<std::uint64_t>(value);
+    s.arg.stored = ArgKind::uint;
+  }
+  s.arg.kind = ArgKind::typed;
+  s.arg.dtype = type;
+  return s;
+}
+
+template <class T>
+inline constexpr bool kUnsupportedArg = false;
+
+/// Maps a C++ argument type to an `Arg`. Specialize it to teach tritonrt a new type
+/// (the torch adapter adds at::Tensor this way).
+template <class T, class Enable = void>
+struct ArgTraits {
+  static_assert(kUnsupportedArg<T>,
+                "tritonrt: this C++ type cannot be a kernel argument. Use an integer, float, "
+                "double, bool, a typed device pointer T*, tritonrt::DevicePtr, "
+                "tritonrt::scalar(...), a string or DType (constexpr parameters), "
+                "std::nullopt/nullptr (None), or specialize tritonrt::ArgTraits for it.");
+};
+
+template <>
+struct ArgTraits<bool> {
+  static void pack(Arg& a, bool v) noexcept {
+    a.kind = ArgKind::boolean;
+    a.value.u = v ? 1 : 0;
+  }
+};
+
+template <class T>
+struct ArgTraits<T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool> &&
+                                     !std::is_same_v<T, char>>> {
+  static_assert(sizeof(T) <= 8, "tritonrt: integers wider than 64 bits fit no Triton type");
+  static void pack(Arg& a, T v) noexcept {
+    if constexpr (std::is_signed_v<T>) {
+      a.kind = ArgKind::sint;
+      a.value.i = static_cast<std::int64_t>(v);
+    } else {
+      a.kind = ArgKind::uint;
+      a.value.u = static_cast<std::uint64_t>(v);
+    }
+  }
+};
+
+template <class T>
+struct ArgTraits<T, std::enable_if_t<std::is_floating_point_v<T>>> {
+  static_assert(sizeof(T) <= 8, "tritonrt: long double fits no Triton type");
+  static void pack(Arg& a, T v) noexcept {
+    a.kind = ArgKind::real;
+    a.value.f = static_cast<double>(v);
+  }
+};
+
+template <class T>
+struct ArgTraits<T*, std::enable_if_t<!std::is_same_v<std::remove_cv_t<T>, char>>> {
+  static_assert(dtype_of<T>().has_value(),
+                "tritonrt: a device pointer's element type must be bool, an integer, float or "
+                "double; for fp16/bf16/fp8 buffers pass tritonrt::DevicePtr{ptr, DType::...}");
+  static void pack(Arg& a, T* p) noexcept {
+    a.kind = ArgKind::pointer;
+    a.value.u = reinterpret_cast<std::uintptr_t>(p);
+    a.dtype = *dtype_of<T>();
+  }
+};
+
+template <>
+struct ArgTraits<DevicePtr> {
+  static void pack(Arg& a, DevicePtr p) noexcept {
+    a.kind = ArgKind::pointer;
+    a.value.u = reinterpret_cast<std::uintptr_t>(p.address);
+    a.dtype = p.dtype;
+  }
+};
+
+template <>
+struct ArgTraits<TypedScalar> {
+  static void pack(Arg& a, const TypedScalar& s) noexcept { a = s.arg; }
+};
+
+template <>
+struct ArgTraits<DType> {
+  static void pack(Arg& a, DType t) noexcept {
+    a.kind = ArgKind::dtype;
+    a.dtype = t;
+  }
+};
+
+template <>
+struct ArgTraits<std::nullptr_t> {
+  static void pack(Arg& a, std::nullptr_t) noexcept { a.kind = ArgKind::none; }
+};
+
+template <>
+struct ArgTraits<std::nullopt_t> {
+  static void pack(Arg& a, std::nullopt_t) noexcept { a.kind = ArgKind::none; }
+};
+
+template <>
+struct ArgTraits<std::string_view> {
+  static void pack(Arg& a, std::string_view v) noexcept {
+    a.kind = ArgKind::string;
+    a.value.s = v.data();
+    a.size = v.size();
+  }
+};
+template <>
+struct ArgTraits<std::string> {
+  static void pack(Arg& a, const std::string& v) noexcept {
+    ArgTraits<std::string_view>::pack(a, v);
+  }
+};
+template <>
+struct ArgTraits<const char*> {
+  static void pack(Arg& a, const char* v) noexcept {
+    ArgTraits<std::string_view>::pack(a, std::string_view(v));
+  }
+};
+template <>
+struct ArgTraits<char*> : ArgTraits<const char*> {};
+
+template <class T>
+struct ArgTraits<std::optional<T>> {
+  static void pack(Arg& a, const std::optional<T>& v) {
+    if (v) {
+      ArgTraits<std::decay_t<T>>::pack(a, *v);
+    } else {
+      a.kind = ArgKind::none;
+    }
+  }
+};
+
+/// Packs one C++ value; arrays of char (string literals) decay to const char*.
+template <class T>
+inline void pack_arg(Arg& a, const T& v) {
+  ArgTraits<std::decay_t<T>>::pack(a, v);
+}
+
+}  // namespace tritonrt

@@ -1,0 +1,97 @@
+// JitFunction: a @triton.jit kernel from a Python file, callable from C++.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tritonrt/arg.h"
+#include "tritonrt/artifact.h"
+#include "tritonrt/options.h"
+
+namespace tritonrt {
+
+/// The static description of one kernel parameter, read from the Python signature.
+struct ParamInfo {
+  std::string name;
+  bool is_constexpr = false;
+  bool is_const = false;  ///< annotated `const` pointer: Triton types it "*k..."
+  bool do_not_specialize = false;
+  bool do_not_specialize_on_alignment = false;
+  std::string annotation;       ///< Triton's normalized annotation, "" when none
+  std::string annotation_type;  ///< the annotated Triton type ("i64", "*fp16"), "" when none
+  bool has_default = false;
+  std::string default_repr;     ///< repr() of the default, when there is one
+};
+
+/// The static signature of a kernel.
+struct KernelSignature {
+  std::string name;       ///< the function's name
+  std::string full_name;  ///< module.qualname
+  std::string file;       ///< the Python file it was defined in
+  std::vector<ParamInfo> params;
+  bool autotuned = false;                       ///< wrapped in @triton.autotune
+  std::size_t autotune_configs = 0;
+  std::vector<std::string> autotune_keys;
+  std::vector<std::string> heuristic_params;    ///< set by @triton.heuristics
+};
+
+/// A Triton kernel, loaded once per process and shared by every caller.
+///
+///     auto& add = tritonrt::JitFunction::get("kernels/add.py", "add_kernel");
+///     auto artifact = add.compile(tritonrt::Target::parse("cuda:90"), {}, x, y, out, n, 1024);
+///
+/// Arguments are passed positionally, constexpr parameters included; omitted trailing
+/// arguments take the Python defaults. Member functions are thread-safe.
+class JitFunction {
+ public:
+  /// The kernel `name` of `source`: a path to a .py file or an importable module name
+  /// (`package.module`). The module is imported once per process. Throws SourceError.
+  static JitFunction& get(std::string_view source, std::string_view name);
+
+  const KernelSignature& signature() const noexcept { return signature_; }
+
+  /// The specialization Triton's JIT would build for these argument values.
+  template <class... Args>
+  Specialization specialize(const Args&... args) const {
+    std::array<Arg, sizeof...(Args)> packed;
+    pack_all(packed, args...);
+    return specialize_packed(packed);
+  }
+
+  /// Compiles (or finds in the cache) the kernel for these argument values.
+  template <class... Args>
+  std::shared_ptr<const Artifact> compile(const Target& target, const CompileOptions& options,
+                                          const Args&... args) {
+    std::array<Arg, sizeof...(Args)> packed;
+    pack_all(packed, args...);
+    return compile_packed(target, options, packed);
+  }
+
+  /// Type-erased forms of the templates above.
+  Specialization specialize_packed(std::span<const Arg> args) const;
+  std::shared_ptr<const Artifact> compile_packed(const Target& target, const CompileOptions& options,
+                                                 std::span<const Arg> args);
+
+  JitFunction(const JitFunction&) = delete;
+  JitFunction& operator=(const JitFunction&) = delete;
+  ~JitFunction();
+
+ private:
+  struct Impl;
+  explicit JitFunction(std::string_view source, std::string_view name);
+
+  template <class... Args>
+  static void pack_all(std::array<Arg, sizeof...(Args)>& packed, const Args&... args) {
+    std::size_t i = 0;
+    (pack_arg(packed[i++], args), ...);
+  }
+
+  KernelSignature signature_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tritonrt

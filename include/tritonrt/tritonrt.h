@@ -1,0 +1,9 @@
+// tritonrt: run @triton.jit kernels from C++. Include this one header.
+#pragma once
+
+#include "tritonrt/arg.h"
+#include "tritonrt/artifact.h"
+#include "tritonrt/dtype.h"
+#include "tritonrt/error.h"
+#include "tritonrt/jit_function.h"
+#include "tritonrt/options.h"

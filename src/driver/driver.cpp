@@ -1,0 +1,78 @@
+#include "driver/driver.h"
+
+#include <dlfcn.h>
+
+#include "tritonrt/error.h"
+
+namespace tritonrt::detail {
+namespace {
+
+using GetProcAddress = CUresult (*)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
+
+}  // namespace
+
+Driver& Driver::get() {
+  static Driver driver;  // thread-safe; a failed load throws and is retried next time
+  return driver;
+}
+
+Driver::Driver() {
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) {
+    const char* why = dlerror();
+    throw DriverError(std::string("tritonrt: the CUDA driver (libcuda.so.1) could not be loaded: ") +
+                          (why ? why : "unknown reason") + "; a GPU and its driver are needed to launch kernels",
+                      CUDA_ERROR_NO_DEVICE);
+  }
+  auto get_proc = reinterpret_cast<GetProcAddress>(dlsym(lib, "cuGetProcAddress_v2"));
+  if (get_proc == nullptr) {
+    throw DriverError("tritonrt: the CUDA driver is too old (no cuGetProcAddress_v2); CUDA 12 or newer is needed",
+                      CUDA_ERROR_NOT_SUPPORTED);
+  }
+  // Resolve each entry point at the API version these headers describe, so versioned
+  // symbols (cuStreamGetCtx_v2, cuMemAlloc_v2, ...) come out as the headers declare them.
+  auto resolve = [&](const char* name, void** slot) {
+    CUdriverProcAddressQueryResult status{};
+    const CUresult r = get_proc(name, slot, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status);
+    if (r != CUDA_SUCCESS || *slot == nullptr) {
+      throw DriverError(std::string("tritonrt: the CUDA driver lacks entry point ") + name, r);
+    }
+  };
+#define TRITONRT_DRIVER_ENTRY(name) resolve(#name, reinterpret_cast<void**>(&name));
+#include "driver/entries.inc"
+#undef TRITONRT_DRIVER_ENTRY
+  TRITONRT_CU_CHECK(*this, cuInit(0), "initializing the CUDA driver");
+}
+
+void Driver::fail(CUresult result, const char* call, const std::string& context) const {
+  const char* name = nullptr;
+  const char* text = nullptr;
+  if (cuGetErrorName == nullptr || cuGetErrorName(result, &name) != CUDA_SUCCESS) name = "CUDA_ERROR_UNKNOWN";
+  if (cuGetErrorString == nullptr || cuGetErrorString(result, &text) != CUDA_SUCCESS) text = "";
+  throw DriverError("tritonrt: " + context + ": " + call + " failed with " + name + " (" + text + ")",
+                    static_cast<int>(result));
+}
+
+CUdevice Driver::current_device() {
+  CUcontext ctx = nullptr;
+  TRITONRT_CU_CHECK(*this, cuCtxGetCurrent(&ctx), "querying the current context");
+  CUdevice device = 0;
+  if (ctx == nullptr) {
+    TRITONRT_CU_CHECK(*this, cuDeviceGet(&device, 0), "selecting device 0");
+  } else {
+    TRITONRT_CU_CHECK(*this, cuCtxGetDevice(&device), "querying the current device");
+  }
+  return device;
+}
+
+std::pair<int, int> Driver::compute_capability(CUdevice device) {
+  int major = 0;
+  int minor = 0;
+  TRITONRT_CU_CHECK(*this, cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device),
+                    "reading the compute capability");
+  TRITONRT_CU_CHECK(*this, cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device),
+                    "reading the compute capability");
+  return {major, minor};
+}
+
+}  // namespace tritonrt::detail

@@ -1,0 +1,137 @@
+#include "tritonrt/jit_function.h"
+
+#include <future>
+#include <map>
+#include <mutex>
+
+#include "compiler/python_bridge.h"
+#include "function/specializer.h"
+#include "tritonrt/error.h"
+
+namespace tritonrt {
+
+struct JitFunction::Impl {
+  detail::LoadedKernel kernel;
+  const detail::SpecializationRules* rules = nullptr;
+
+  std::mutex mutex;
+  // Compile cache: one entry per (target, options, specialization); concurrent first
+  // calls with the same key wait for the one compilation.
+  std::map<std::string, std::shared_future<std::shared_ptr<const Artifact>>> compiled;
+};
+
+namespace {
+
+constexpr std::size_t kMaxParams = 256;
+
+std::string options_key(const CompileOptions& o) {
+  std::string key;
+  auto add = [&](const char* name, const auto& v) {
+    if (v) key += std::string(name) + "=" + std::to_string(*v) + ";";
+  };
+  add("num_warps", o.num_warps);
+  add("num_stages", o.num_stages);
+  add("num_ctas", o.num_ctas);
+  add("maxnreg", o.maxnreg);
+  add("enable_fp_fusion", o.enable_fp_fusion);
+  add("launch_pdl", o.launch_pdl);
+  add("launch_cooperative_grid", o.launch_cooperative_grid);
+  add("debug", o.debug);
+  return key;
+}
+
+}  // namespace
+
+JitFunction& JitFunction::get(std::string_view source, std::string_view name) {
+  static std::mutex mutex;
+  static std::map<std::pair<std::string, std::string>, std::unique_ptr<JitFunction>> registry;
+  std::lock_guard lock(mutex);
+  auto key = std::make_pair(std::string(source), std::string(name));
+  auto it = registry.find(key);
+  if (it == registry.end()) {
+    it = registry.emplace(std::move(key), std::unique_ptr<JitFunction>(new JitFunction(source, name))).first;
+  }
+  return *it->second;
+}
+
+JitFunction::JitFunction(std::string_view source, std::string_view name) : impl_(std::make_unique<Impl>()) {
+  auto& bridge = detail::PythonBridge::get();
+  impl_->kernel = bridge.load_kernel(source, name);
+  impl_->rules = &bridge.rules();
+  signature_ = impl_->kernel.signature;
+  if (signature_.params.size() > kMaxParams) {
+    throw ArgumentError("tritonrt: kernel '" + signature_.name + "' has " + std::to_string(signature_.params.size()) +
+                        " parameters; tritonrt supports up to " + std::to_string(kMaxParams));
+  }
+}
+
+JitFunction::~JitFunction() = default;
+
+Specialization JitFunction::specialize_packed(std::span<const Arg> args) const {
+  const auto& sig = signature_;
+  const auto& rules = impl_->kernel.rules;
+  std::array<Arg, kMaxParams> bound;
+  detail::bind_arguments(sig, rules, args, bound.data());
+  Specialization spec;
+  spec.params.reserve(sig.params.size());
+  for (std::size_t i = 0; i < sig.params.size(); ++i) {
+    const auto code = detail::specialize_argument(*impl_->rules, rules[i], bound[i], sig, i);
+    ParamSpec p;
+    p.type = detail::type_name(*impl_->rules, code.type);
+    p.key = code.key;
+    if (code.type == detail::TypeCode::kConstexpr) {
+      // An integer specialized to the constexpr 1 prints as 1 whatever its C++ type.
+      p.value = detail::python_repr(bound[i], sig.params[i]);
+    }
+    spec.params.push_back(std::move(p));
+  }
+  return spec;
+}
+
+std::shared_ptr<const Artifact> JitFunction::compile_packed(const Target& target, const CompileOptions& options,
+                                                            std::span<const Arg> args) {
+  const auto& sig = signature_;
+  std::array<Arg, kMaxParams> bound;
+  detail::bind_arguments(sig, impl_->kernel.rules, args, bound.data());
+  Specialization spec = specialize_packed(std::span<const Arg>(bound.data(), sig.params.size()));
+  std::vector<detail::CompileParam> params(sig.params.size());
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    params[i].type = spec.params[i].type;
+    params[i].key = spec.params[i].key;
+    params[i].value = bound[i];
+  }
+  const std::string key = target.str() + "|" + options_key(options) + "|" + spec.repr();
+
+  std::promise<std::shared_ptr<const Artifact>> promise;
+  std::shared_future<std::shared_ptr<const Artifact>> future;
+  bool owner = false;
+  {
+    std::lock_guard lock(impl_->mutex);
+    auto it = impl_->compiled.find(key);
+    if (it == impl_->compiled.end()) {
+      future = promise.get_future().share();
+      impl_->compiled.emplace(key, future);
+      owner = true;
+    } else {
+      future = it->second;
+    }
+  }
+  if (owner) {
+    try {
+      auto artifact = std::make_shared<Artifact>(
+          detail::PythonBridge::get().compile(impl_->kernel, target, options, params));
+      artifact->specialization = std::move(spec);
+      promise.set_value(std::move(artifact));
+    } catch (...) {
+      // A failed compilation is not cached: the next call tries again, as Triton does.
+      {
+        std::lock_guard lock(impl_->mutex);
+        impl_->compiled.erase(key);
+      }
+      promise.set_exception(std::current_exception());
+    }
+  }
+  return future.get();
+}
+
+}  // namespace tritonrt

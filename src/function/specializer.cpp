@@ -1,0 +1,298 @@
+#include "function/specializer.h"
+
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "tritonrt/error.h"
+
+namespace tritonrt::detail {
+namespace {
+
+using Key = ParamSpec::Key;
+
+[[noreturn]] void fail(const KernelSignature& sig, std::size_t index, const std::string& what) {
+  throw ArgumentError("tritonrt: kernel '" + sig.name + "', parameter '" + sig.params[index].name +
+                      "' (#" + std::to_string(index) + "): " + what);
+}
+
+bool is_number(ArgKind k) {
+  return k == ArgKind::boolean || k == ArgKind::sint || k == ArgKind::uint || k == ArgKind::real;
+}
+
+// Integer value of a boolean/sint/uint argument as (negative?, magnitude bits).
+struct IntValue {
+  bool negative;
+  std::int64_t i;
+  std::uint64_t u;
+};
+IntValue int_value(ArgKind stored, const Arg& a) {
+  if (stored == ArgKind::sint) return {a.value.i < 0, a.value.i, static_cast<std::uint64_t>(a.value.i)};
+  return {false, static_cast<std::int64_t>(a.value.u), a.value.u};
+}
+
+// Triton's value-based integer type: i32 if it fits, else i64, else u64.
+DType int_type(const IntValue& v) {
+  if (v.negative) return v.i >= std::numeric_limits<std::int32_t>::min() ? DType::i32 : DType::i64;
+  if (v.u <= static_cast<std::uint64_t>(std::numeric_limits<std::int32_t>::max())) return DType::i32;
+  if (v.u <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) return DType::i64;
+  return DType::u64;
+}
+
+bool divisible(const IntValue& v, std::int64_t by) {
+  return v.negative ? v.i % by == 0 : v.u % static_cast<std::uint64_t>(by) == 0;
+}
+
+bool fits(DType t, const IntValue& v) {
+  auto in = [&](std::int64_t lo, std::uint64_t hi) {
+    return v.negative ? v.i >= lo : v.u <= hi;
+  };
+  switch (t) {
+    case DType::u1: return in(0, 1);
+    case DType::i8: return in(INT8_MIN, INT8_MAX);
+    case DType::i16: return in(INT16_MIN, INT16_MAX);
+    case DType::i32: return in(INT32_MIN, INT32_MAX);
+    case DType::i64: return in(INT64_MIN, INT64_MAX);
+    case DType::u8: return in(0, UINT8_MAX);
+    case DType::u16: return in(0, UINT16_MAX);
+    case DType::u32: return in(0, UINT32_MAX);
+    case DType::u64: return in(0, UINT64_MAX);
+    default: return true;  // floating types take any integer, as Python's float() does
+  }
+}
+
+bool is_float_type(DType t) {
+  return t == DType::fp16 || t == DType::bf16 || t == DType::fp32 || t == DType::fp64;
+}
+
+std::string int_text(const IntValue& v) {
+  return v.negative ? std::to_string(v.i) : std::to_string(v.u);
+}
+
+// Triton's key for a specialized integer: the value 1 is special when the rules say so.
+Key int_key(const SpecializationRules& rules, const ParamRule& p, const IntValue& v) {
+  if (!p.specialize) return Key::none;
+  if (rules.int_one_is_constexpr && !v.negative && v.u == 1) return Key::one;
+  return p.align && divisible(v, rules.int_divisibility) ? Key::divisible : Key::plain;
+}
+
+// A runtime parameter whose type is fixed (by annotation or by tritonrt::scalar).
+ParamCode specialize_fixed(const SpecializationRules& rules, const ParamRule& p, std::uint8_t code,
+                           const Arg& a, ArgKind stored, const KernelSignature& sig, std::size_t index) {
+  const std::string type = type_name(rules, code);
+  if (TypeCode::is_pointer(code)) {
+    if (a.kind != ArgKind::pointer) fail(sig, index, "expected a device pointer for type " + type + ", got " + describe(a));
+    if (!p.specialize) return {code, Key::none};
+    return {code, p.align && a.value.u % rules.pointer_divisibility == 0 ? Key::divisible : Key::plain};
+  }
+  const DType t = TypeCode::dtype(code);
+  if (!is_number(stored)) fail(sig, index, "expected a number for type " + type + ", got " + describe(a));
+  if (stored == ArgKind::real) {
+    if (!is_float_type(t)) fail(sig, index, "expected an integer for type " + type + ", got a floating-point value");
+    return {code, Key::none};
+  }
+  const IntValue v = int_value(stored, a);
+  if (!fits(t, v)) fail(sig, index, "value " + int_text(v) + " does not fit type " + type);
+  // Triton never specializes floating-point or boolean runtime parameters.
+  if (t == DType::u1 || is_float_type(t) || !p.specialize) return {code, Key::none};
+  return {code, int_key(rules, p, v)};
+}
+
+}  // namespace
+
+std::optional<std::uint8_t> parse_type_code(std::string_view type) {
+  bool pointer = false;
+  bool is_const = false;
+  if (type.starts_with("*k")) {
+    pointer = is_const = true;
+    type.remove_prefix(2);
+  } else if (type.starts_with("*")) {
+    pointer = true;
+    type.remove_prefix(1);
+  }
+  const auto dtype = parse_dtype(type);
+  if (!dtype) return std::nullopt;
+  return pointer ? TypeCode::pointer(*dtype, is_const) : TypeCode::scalar(*dtype);
+}
+
+std::string type_name(const SpecializationRules& rules, std::uint8_t code) {
+  if (code == TypeCode::kConstexpr) return "constexpr";
+  const DType t = TypeCode::dtype(code);
+  if (TypeCode::is_pointer(code)) {
+    return rules.pointer_types[static_cast<int>(t)][code >= TypeCode::kConstPointer ? 1 : 0];
+  }
+  return std::string(to_string(t));
+}
+
+std::string describe(const Arg& a) {
+  switch (a.kind) {
+    case ArgKind::none: return "None";
+    case ArgKind::boolean: return "a bool";
+    case ArgKind::sint:
+    case ArgKind::uint: return "an integer";
+    case ArgKind::real: return "a floating-point value";
+    case ArgKind::pointer: return "a device pointer (*" + std::string(to_string(a.dtype)) + ")";
+    case ArgKind::string: return "a string";
+    case ArgKind::typed: return "a scalar fixed to " + std::string(to_string(a.dtype));
+    case ArgKind::dtype: return "a dtype";
+    case ArgKind::python_default: return "the Python default";
+  }
+  return "an unknown value";
+}
+
+void bind_arguments(const KernelSignature& sig, std::span<const ParamRule> rules,
+                    std::span<const Arg> given, Arg* out) {
+  const std::size_t n = sig.params.size();
+  if (given.size() > n) {
+    throw ArgumentError("tritonrt: kernel '" + sig.name + "' takes " + std::to_string(n) +
+                        " arguments, " + std::to_string(given.size()) + " were given");
+  }
+  for (std::size_t i = 0; i < given.size(); ++i) out[i] = given[i];
+  for (std::size_t i = given.size(); i < n; ++i) {
+    if (rules[i].default_value) {
+      out[i] = *rules[i].default_value;
+      continue;
+    }
+    std::string why = "missing argument (kernel takes " + std::to_string(n) + ", " +
+                      std::to_string(given.size()) + " given, and this parameter has no default)";
+    const auto& name = sig.params[i].name;
+    for (const auto& h : sig.heuristic_params) {
+      if (h == name) why += "; it is computed by @triton.heuristics, which tritonrt does not apply yet: pass it explicitly";
+    }
+    if (sig.autotuned && sig.params[i].is_constexpr) {
+      why += "; the kernel is @triton.autotune'd, which tritonrt does not run yet: pass the value explicitly";
+    }
+    fail(sig, i, why);
+  }
+}
+
+ParamCode specialize_argument(const SpecializationRules& rules, const ParamRule& p, const Arg& a,
+                              const KernelSignature& sig, std::size_t index) {
+  if (p.is_constexpr) {
+    switch (a.kind) {
+      case ArgKind::pointer: fail(sig, index, "is tl.constexpr: expected a bool, integer, float, string, dtype or None, got " + describe(a));
+      case ArgKind::typed: fail(sig, index, "is tl.constexpr: tritonrt::scalar() fixes a runtime type; pass the plain value");
+      default: return {TypeCode::kConstexpr, Key::none};
+    }
+  }
+  if (a.kind == ArgKind::string || a.kind == ArgKind::dtype) {
+    fail(sig, index, "only tl.constexpr parameters take " + describe(a) + "s");
+  }
+  if (a.kind == ArgKind::python_default) {
+    fail(sig, index, "its Python default (" + sig.params[index].default_repr + ") is not a value tritonrt can pass at run time; pass the argument explicitly");
+  }
+  if (p.annotated) {
+    if (a.kind == ArgKind::none) fail(sig, index, "is annotated " + type_name(rules, *p.annotated) + ": got None");
+    if (a.kind == ArgKind::typed && TypeCode::scalar(a.dtype) != *p.annotated) {
+      fail(sig, index, "is annotated " + type_name(rules, *p.annotated) + ", but the caller fixed it to " + std::string(to_string(a.dtype)));
+    }
+    const ArgKind stored = a.kind == ArgKind::typed ? a.stored : a.kind;
+    return specialize_fixed(rules, p, *p.annotated, a, stored, sig, index);
+  }
+  switch (a.kind) {
+    case ArgKind::none:
+      return {TypeCode::kConstexpr, Key::none};
+    case ArgKind::boolean:
+      return {TypeCode::scalar(rules.bool_type), Key::none};
+    case ArgKind::sint:
+    case ArgKind::uint: {
+      const IntValue v = int_value(a.kind, a);
+      if (p.specialize && rules.int_one_is_constexpr && !v.negative && v.u == 1) {
+        return {TypeCode::kConstexpr, Key::none};
+      }
+      return {TypeCode::scalar(int_type(v)), int_key(rules, p, v)};
+    }
+    case ArgKind::real:
+      if (rules.float_type == DType::fp32 && std::isfinite(a.value.f) &&
+          std::fabs(a.value.f) > std::numeric_limits<float>::max()) {
+        std::ostringstream os;
+        os << a.value.f;
+        fail(sig, index, "value " + os.str() + " overflows fp32, the type Triton gives floating-point arguments; annotate the parameter or pass tritonrt::scalar(DType::fp64, v)");
+      }
+      return {TypeCode::scalar(rules.float_type), Key::none};
+    case ArgKind::pointer:
+      if (!p.specialize) return {TypeCode::pointer(a.dtype, p.is_const), Key::none};
+      return {TypeCode::pointer(a.dtype, p.is_const),
+              p.align && a.value.u % rules.pointer_divisibility == 0 ? Key::divisible : Key::plain};
+    case ArgKind::typed:
+      return specialize_fixed(rules, p, TypeCode::scalar(a.dtype), a, a.stored, sig, index);
+    default:
+      fail(sig, index, "unsupported argument: " + describe(a));
+  }
+}
+
+namespace {
+
+// Python's repr() of a float: shortest round-trip digits, exponent form outside 1e-4..1e16.
+std::string float_repr(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
+  std::string sci(buf, res.ptr);
+  const auto e = sci.find('e');
+  std::string mantissa = sci.substr(0, e);
+  const int exponent = std::stoi(sci.substr(e + 1));
+  const bool negative = mantissa[0] == '-';
+  if (negative) mantissa.erase(0, 1);
+  std::string digits;
+  for (char c : mantissa) {
+    if (c != '.') digits += c;
+  }
+  const int point = exponent + 1;  // digits are 0.d1d2... x 10^point
+  std::string out = negative ? "-" : "";
+  if (point > 16 || point < -3) {
+    out += digits.substr(0, 1);
+    if (digits.size() > 1) out += "." + digits.substr(1);
+    char ebuf[16];
+    std::snprintf(ebuf, sizeof ebuf, "e%c%02d", exponent < 0 ? '-' : '+', std::abs(exponent));
+    return out + ebuf;
+  }
+  if (point <= 0) return out + "0." + std::string(-point, '0') + digits;
+  if (static_cast<int>(digits.size()) <= point) return out + digits + std::string(point - digits.size(), '0') + ".0";
+  return out + digits.substr(0, point) + "." + digits.substr(point);
+}
+
+std::string string_repr(std::string_view s) {
+  const bool use_double = s.find('\'') != std::string_view::npos && s.find('"') == std::string_view::npos;
+  const char quote = use_double ? '"' : '\'';
+  std::string out(1, quote);
+  for (unsigned char c : s) {
+    if (c == '\\' || c == quote) {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + quote;
+}
+
+}  // namespace
+
+std::string python_repr(const Arg& a, const ParamInfo& param) {
+  switch (a.kind) {
+    case ArgKind::none: return "None";
+    case ArgKind::boolean: return a.value.u ? "True" : "False";
+    case ArgKind::sint: return std::to_string(a.value.i);
+    case ArgKind::uint: return std::to_string(a.value.u);
+    case ArgKind::real: return float_repr(a.value.f);
+    case ArgKind::string: return string_repr(std::string_view(a.value.s, a.size));
+    case ArgKind::dtype: return "triton.language." + std::string(language_name(a.dtype));
+    case ArgKind::python_default: return param.default_repr;
+    default: return describe(a);
+  }
+}
+
+}  // namespace tritonrt::detail

@@ -1,0 +1,53 @@
+// Test helper: asks Triton itself (tests/python/triton_reference.py) for the reference
+// answer to a call, in the interpreter tritonrt uses.
+#pragma once
+
+#include <pybind11/embed.h>
+
+#include <string>
+
+#include "tritonrt/tritonrt.h"
+
+namespace tritonrt::test {
+
+inline const std::string kKernels = TRITONRT_TEST_KERNELS;  // tests/kernels
+
+inline pybind11::object reference_module() {
+  namespace py = pybind11;
+  py::module_::import("sys").attr("path").attr("append")(TRITONRT_TEST_PYTHON);
+  return py::module_::import("triton_reference");
+}
+
+// The JITFunction behind `name` in `source`, as tritonrt imported it (autotune unwrapped).
+inline pybind11::object kernel_object(const std::string& source, const std::string& name) {
+  namespace py = pybind11;
+  py::object fn = py::module_::import("_tritonrt_bridge").attr("_import")(source).attr(name.c_str());
+  while (!py::hasattr(fn, "device_caches")) fn = fn.attr("fn");
+  return fn;
+}
+
+// Evaluates a Python list of arguments; `P(address, 'float32')` makes a stand-in tensor.
+inline pybind11::object python_args(const std::string& expr) {
+  namespace py = pybind11;
+  py::dict scope;
+  scope["P"] = reference_module().attr("HostPointer");
+  scope["tl"] = py::module_::import("triton.language");
+  return py::eval(expr, scope);
+}
+
+inline std::string reference_specialization(const std::string& source, const std::string& name,
+                                            const std::string& args, const std::string& target = "cuda:90") {
+  pybind11::gil_scoped_acquire gil;
+  return reference_module().attr("specialization")(kernel_object(source, name), python_args(args), target)
+      .cast<std::string>();
+}
+
+inline std::string reference_hash(const std::string& source, const std::string& name, const std::string& args,
+                                  const std::string& target, const pybind11::dict* options = nullptr) {
+  pybind11::gil_scoped_acquire gil;
+  const pybind11::dict kwargs = options ? *options : pybind11::dict();
+  return reference_module().attr("compiled_hash")(kernel_object(source, name), python_args(args), target,
+                                                  **kwargs).cast<std::string>();
+}
+
+}  // namespace tritonrt::test

@@ -1,0 +1,2 @@
+import triton
+import a_module_that_does_not_exist  # noqa: F401

@@ -1,0 +1,6 @@
+import triton
+
+
+@triton.jit
+def broken(p:
+    pass

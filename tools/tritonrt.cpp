@@ -1,0 +1,233 @@
+// The `tritonrt` command: shows what a call compiles to, without writing C++.
+//
+//   tritonrt compile kernels/add.py:add_kernel --target cuda:90 --signature '*fp32,*fp32,*fp32,4096,1024'
+//   tritonrt signature kernels/add.py:add_kernel
+
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "tritonrt/tritonrt.h"
+
+namespace {
+
+const char* kUsage = R"(usage:
+  tritonrt compile SOURCE:KERNEL --signature ARGS [--target T] [options]
+  tritonrt signature SOURCE:KERNEL
+
+SOURCE is a .py file or an importable module (package.module).
+ARGS describes one call, comma-separated, one entry per argument:
+  *fp32, *bf16, ...    a device pointer to that type, 16-byte aligned
+  *fp32:unaligned      a device pointer that is not 16-byte aligned
+  1024, -3, 4294967296 an integer (Triton types it by value)
+  0.5, 1e-6            a floating-point value
+  True, False, None    a bool, None
+  'text'               a string (constexpr parameters)
+  dtype:fp16           a dtype (constexpr parameters), e.g. tl.float16
+  i64:7                a scalar whose type is fixed (as tritonrt::scalar)
+Trailing arguments may be omitted when the kernel gives them defaults.
+options:
+  --target T            cuda:90, cuda:80, hip:gfx942, ... (default: the current GPU)
+  --num-warps N  --num-stages N  --num-ctas N  --maxnreg N
+  --launch-pdl  --cooperative  --debug  --no-fp-fusion
+)";
+
+[[noreturn]] void usage_error(const std::string& message) {
+  std::cerr << "tritonrt: " << message << "\n\n" << kUsage;
+  std::exit(2);
+}
+
+std::vector<std::string> split_args(const std::string& text) {
+  std::vector<std::string> out;
+  std::string current;
+  char quote = 0;
+  for (char c : text) {
+    if (quote) {
+      current += c;
+      if (c == quote) quote = 0;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+      current += c;
+    } else if (c == ',') {
+      out.push_back(current);
+      current.clear();
+    } else if (c != ' ' || !current.empty()) {
+      current += c;
+    }
+  }
+  if (quote) usage_error("unterminated string in --signature");
+  if (!current.empty() || !out.empty()) out.push_back(current);
+  return out;
+}
+
+// Parses one argument description into an Arg; `strings` keeps string storage alive.
+tritonrt::Arg parse_arg(const std::string& token, std::deque<std::string>& strings) {
+  using tritonrt::Arg;
+  using tritonrt::ArgKind;
+  Arg a;
+  auto dtype = [&](const std::string& name) {
+    const auto t = tritonrt::parse_dtype(name);
+    if (!t) usage_error("unknown type '" + name + "' in argument '" + token + "'");
+    return *t;
+  };
+  if (token.empty()) usage_error("empty argument in --signature");
+  if (token[0] == '*') {
+    const auto colon = token.find(':');
+    const std::string type = token.substr(1, colon == std::string::npos ? std::string::npos : colon - 1);
+    const bool unaligned = colon != std::string::npos;
+    if (unaligned && token.substr(colon + 1) != "unaligned") usage_error("pointer suffix must be ':unaligned': " + token);
+    // A stand-in address: only its alignment takes part in specialization.
+    tritonrt::pack_arg(a, tritonrt::DevicePtr{reinterpret_cast<const void*>(unaligned ? 0x10004 : 0x10000), dtype(type)});
+    return a;
+  }
+  if (token == "True" || token == "False") {
+    tritonrt::pack_arg(a, token == "True");
+    return a;
+  }
+  if (token == "None") return a;
+  if (token.front() == '\'' || token.front() == '"') {
+    if (token.size() < 2 || token.back() != token.front()) usage_error("bad string argument: " + token);
+    strings.push_back(token.substr(1, token.size() - 2));
+    tritonrt::pack_arg(a, std::string_view(strings.back()));
+    return a;
+  }
+  if (token.starts_with("dtype:") || token.starts_with("tl.")) {
+    std::string name = token.substr(token.find_first_of(":.") + 1);
+    for (int i = 0; i < tritonrt::kDTypeCount; ++i) {
+      const auto t = static_cast<tritonrt::DType>(i);
+      if (tritonrt::language_name(t) == name) name = std::string(tritonrt::to_string(t));
+    }
+    tritonrt::pack_arg(a, dtype(name));
+    return a;
+  }
+  if (const auto colon = token.find(':'); colon != std::string::npos) {
+    const tritonrt::DType t = dtype(token.substr(0, colon));
+    const std::string value = token.substr(colon + 1);
+    Arg inner = parse_arg(value, strings);
+    if (inner.kind == ArgKind::real) return tritonrt::scalar(t, inner.value.f).arg;
+    if (inner.kind == ArgKind::sint) return tritonrt::scalar(t, inner.value.i).arg;
+    if (inner.kind == ArgKind::uint) return tritonrt::scalar(t, inner.value.u).arg;
+    if (inner.kind == ArgKind::boolean) return tritonrt::scalar(t, inner.value.u != 0).arg;
+    usage_error("a fixed-type scalar takes a number: " + token);
+  }
+  const bool is_float = token.find_first_of(".eEn") != std::string::npos && token.find("0x") != 0;
+  char* end = nullptr;
+  errno = 0;
+  if (is_float) {
+    const double v = std::strtod(token.c_str(), &end);
+    if (*end != '\0' || errno == ERANGE) usage_error("bad number: " + token);
+    tritonrt::pack_arg(a, v);
+  } else if (token[0] == '-') {
+    const long long v = std::strtoll(token.c_str(), &end, 0);
+    if (*end != '\0' || errno == ERANGE) usage_error("integer out of the 64-bit range or malformed: " + token);
+    tritonrt::pack_arg(a, static_cast<std::int64_t>(v));
+  } else {
+    const unsigned long long v = std::strtoull(token.c_str(), &end, 0);
+    if (*end != '\0' || errno == ERANGE) usage_error("integer out of the 64-bit range or malformed: " + token);
+    if (v <= static_cast<unsigned long long>(INT64_MAX)) {
+      tritonrt::pack_arg(a, static_cast<std::int64_t>(v));
+    } else {
+      tritonrt::pack_arg(a, static_cast<std::uint64_t>(v));
+    }
+  }
+  return a;
+}
+
+std::pair<std::string, std::string> split_kernel(const std::string& spec) {
+  const auto colon = spec.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == spec.size()) {
+    usage_error("expected SOURCE:KERNEL, got '" + spec + "'");
+  }
+  return {spec.substr(0, colon), spec.substr(colon + 1)};
+}
+
+int print_signature(const tritonrt::KernelSignature& sig) {
+  std::cout << "kernel      " << sig.full_name << "\nfile        " << sig.file << "\nparameters\n";
+  for (std::size_t i = 0; i < sig.params.size(); ++i) {
+    const auto& p = sig.params[i];
+    std::cout << "  " << i << "  " << p.name;
+    if (p.is_constexpr) std::cout << "  constexpr";
+    if (!p.annotation_type.empty()) std::cout << "  annotated " << p.annotation_type;
+    if (p.do_not_specialize) std::cout << "  do_not_specialize";
+    if (p.do_not_specialize_on_alignment) std::cout << "  do_not_specialize_on_alignment";
+    if (p.has_default) std::cout << "  = " << p.default_repr;
+    std::cout << "\n";
+  }
+  if (sig.autotuned) std::cout << "autotune    " << sig.autotune_configs << " configs (not applied by tritonrt yet)\n";
+  if (!sig.heuristic_params.empty()) std::cout << "heuristics  set parameters the caller must pass for now\n";
+  return 0;
+}
+
+int int_option(const std::string& name, const char* value) {
+  if (value == nullptr) usage_error(name + " needs a value");
+  char* end = nullptr;
+  const long v = std::strtol(value, &end, 10);
+  if (*end != '\0') usage_error(name + " needs an integer, got '" + value + "'");
+  return static_cast<int>(v);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) usage_error("missing command");
+  const std::string command = argv[1];
+  if (command != "compile" && command != "signature") usage_error("unknown command '" + command + "'");
+  const auto [source, name] = split_kernel(argv[2]);
+  std::optional<std::string> signature;
+  std::optional<std::string> target_text;
+  tritonrt::CompileOptions options;
+  for (int i = 3; i < argc; ++i) {
+    const std::string opt = argv[i];
+    const char* next = i + 1 < argc ? argv[i + 1] : nullptr;
+    if (opt == "--signature" && next) { signature = next; ++i; }
+    else if (opt == "--target" && next) { target_text = next; ++i; }
+    else if (opt == "--num-warps") { options.num_warps = int_option(opt, next); ++i; }
+    else if (opt == "--num-stages") { options.num_stages = int_option(opt, next); ++i; }
+    else if (opt == "--num-ctas") { options.num_ctas = int_option(opt, next); ++i; }
+    else if (opt == "--maxnreg") { options.maxnreg = int_option(opt, next); ++i; }
+    else if (opt == "--launch-pdl") { options.launch_pdl = true; }
+    else if (opt == "--cooperative") { options.launch_cooperative_grid = true; }
+    else if (opt == "--debug") { options.debug = true; }
+    else if (opt == "--no-fp-fusion") { options.enable_fp_fusion = false; }
+    else usage_error("unknown or incomplete option '" + opt + "'");
+  }
+  try {
+    auto& fn = tritonrt::JitFunction::get(source, name);
+    if (command == "signature") return print_signature(fn.signature());
+    if (!signature) usage_error("compile needs --signature");
+    std::deque<std::string> strings;
+    std::vector<tritonrt::Arg> args;
+    for (const auto& token : split_args(*signature)) args.push_back(parse_arg(token, strings));
+    const tritonrt::Target target = target_text ? tritonrt::Target::parse(*target_text) : tritonrt::Target::current();
+    const auto artifact = fn.compile_packed(target, options, args);
+    const auto& m = artifact->metadata;
+    const auto& sig = fn.signature();
+    std::cout << "kernel          " << sig.full_name << "\n"
+              << "target          " << m.target.str() << " (warp size " << m.target.warp_size << ")\n"
+              << "triton          " << m.triton_version << "\n"
+              << "specialization  " << artifact->specialization.repr() << "\n";
+    std::cout << "signature      ";
+    for (std::size_t i = 0; i < sig.params.size(); ++i) {
+      const auto& p = artifact->specialization.params[i];
+      std::cout << " " << sig.params[i].name << ":" << (p.type == "constexpr" ? "constexpr=" + p.value : p.type);
+      if (p.key == tritonrt::ParamSpec::Key::divisible) std::cout << "[div16]";
+    }
+    std::cout << "\n"
+              << "num_warps       " << m.num_warps << "  num_stages " << m.num_stages << "  num_ctas " << m.num_ctas << "\n"
+              << "shared memory   " << m.shared << " bytes\n"
+              << "global scratch  " << m.global_scratch_size << " bytes (align " << m.global_scratch_align << ")\n"
+              << "profile scratch " << m.profile_scratch_size << " bytes (align " << m.profile_scratch_align << ")\n"
+              << "launch          pdl=" << (m.launch_pdl ? "yes" : "no")
+              << " cooperative=" << (m.launch_cooperative_grid ? "yes" : "no") << "\n"
+              << "binary          " << artifact->binary_kind << ", " << artifact->binary.size() << " bytes\n"
+              << "hash            " << m.hash << "\n"
+              << "stored in       " << artifact->cache_dir << "\n";
+    return 0;
+  } catch (const tritonrt::Error& e) {
+    std::cerr << e.what() << "\n";
+    return 1;
+  }
+}
