@@ -37,6 +37,12 @@ class TargetError : public Error {
   using Error::Error;
 };
 
+/// The kernel needs more of a device resource (threads, shared memory) than it has.
+class ResourceError : public Error {
+ public:
+  using Error::Error;
+};
+
 /// The embedded Python or the installed Triton could not be used at all.
 class PythonError : public Error {
  public:

@@ -10,6 +10,7 @@
 
 #include "tritonrt/arg.h"
 #include "tritonrt/artifact.h"
+#include "tritonrt/launch.h"
 #include "tritonrt/options.h"
 
 namespace tritonrt {
@@ -42,6 +43,7 @@ struct KernelSignature {
 /// A Triton kernel, loaded once per process and shared by every caller.
 ///
 ///     auto& add = tritonrt::JitFunction::get("kernels/add.py", "add_kernel");
+///     add({.grid = {tritonrt::cdiv(n, 1024)}, .stream = stream}, x, y, out, n, 1024);   // launch
 ///     auto artifact = add.compile(tritonrt::Target::parse("cuda:90"), {}, x, y, out, n, 1024);
 ///
 /// Arguments are passed positionally, constexpr parameters included; omitted trailing
@@ -71,7 +73,28 @@ class JitFunction {
     return compile_packed(target, options, packed);
   }
 
+  /// Launches the kernel: specializes the call, compiles and loads it on the first call
+  /// with this specialization (per device context), then enqueues it on `config.stream`.
+  /// A cache hit allocates nothing, formats no string, takes no lock and calls no Python.
+  template <class... Args>
+  void operator()(const LaunchConfig& config, const Args&... args) {
+    std::array<Arg, sizeof...(Args)> packed;
+    pack_all(packed, args...);
+    launch_packed(config, packed);
+  }
+
+  /// The artifact a launch with these arguments runs on the current device (compiling and
+  /// loading it if needed), e.g. to inspect its metadata.
+  template <class... Args>
+  std::shared_ptr<const Artifact> artifact_for(const LaunchConfig& config, const Args&... args) {
+    std::array<Arg, sizeof...(Args)> packed;
+    pack_all(packed, args...);
+    return artifact_for_packed(config, packed);
+  }
+
   /// Type-erased forms of the templates above.
+  void launch_packed(const LaunchConfig& config, std::span<const Arg> args);
+  std::shared_ptr<const Artifact> artifact_for_packed(const LaunchConfig& config, std::span<const Arg> args);
   Specialization specialize_packed(std::span<const Arg> args) const;
   std::shared_ptr<const Artifact> compile_packed(const Target& target, const CompileOptions& options,
                                                  std::span<const Arg> args);

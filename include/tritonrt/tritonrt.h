@@ -6,4 +6,5 @@
 #include "tritonrt/dtype.h"
 #include "tritonrt/error.h"
 #include "tritonrt/jit_function.h"
+#include "tritonrt/launch.h"
 #include "tritonrt/options.h"

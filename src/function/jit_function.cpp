@@ -1,28 +1,12 @@
 #include "tritonrt/jit_function.h"
 
-#include <future>
-#include <map>
-#include <mutex>
-
-#include "compiler/python_bridge.h"
+#include "function/jit_function_impl.h"
 #include "function/specializer.h"
 #include "tritonrt/error.h"
 
 namespace tritonrt {
 
-struct JitFunction::Impl {
-  detail::LoadedKernel kernel;
-  const detail::SpecializationRules* rules = nullptr;
-
-  std::mutex mutex;
-  // Compile cache: one entry per (target, options, specialization); concurrent first
-  // calls with the same key wait for the one compilation.
-  std::map<std::string, std::shared_future<std::shared_ptr<const Artifact>>> compiled;
-};
-
 namespace {
-
-constexpr std::size_t kMaxParams = 256;
 
 std::string options_key(const CompileOptions& o) {
   std::string key;
@@ -106,7 +90,7 @@ std::shared_ptr<const Artifact> JitFunction::compile_packed(const Target& target
   std::shared_future<std::shared_ptr<const Artifact>> future;
   bool owner = false;
   {
-    std::lock_guard lock(impl_->mutex);
+    std::lock_guard lock(impl_->compile_mutex);
     auto it = impl_->compiled.find(key);
     if (it == impl_->compiled.end()) {
       future = promise.get_future().share();
@@ -125,7 +109,7 @@ std::shared_ptr<const Artifact> JitFunction::compile_packed(const Target& target
     } catch (...) {
       // A failed compilation is not cached: the next call tries again, as Triton does.
       {
-        std::lock_guard lock(impl_->mutex);
+        std::lock_guard lock(impl_->compile_mutex);
         impl_->compiled.erase(key);
       }
       promise.set_exception(std::current_exception());

@@ -48,8 +48,8 @@ struct TypeCode {
 
 /// The specialization of one argument.
 struct ParamCode {
-  std::uint8_t type = TypeCode::kConstexpr;
-  ParamSpec::Key key = ParamSpec::Key::none;
+  std::uint8_t type;  // trivial, so arrays of codes cost nothing to declare on the hot path
+  ParamSpec::Key key;
   friend bool operator==(const ParamCode&, const ParamCode&) = default;
 };
 

@@ -1,0 +1,108 @@
+#include "launch/kernel_cache.h"
+
+#include <cstring>
+
+#include "driver/driver.h"
+
+namespace tritonrt::detail {
+namespace {
+
+constexpr std::uint64_t kPrime = 0x100000001b3ULL;
+
+inline std::uint64_t mix(std::uint64_t h, std::uint64_t v) noexcept { return (h ^ v) * kPrime; }
+
+// The value bits of a constexpr argument (strings by content).
+std::uint64_t constexpr_bits(const Arg& a) noexcept {
+  if (a.kind == ArgKind::string) {
+    std::uint64_t h = 0xcbf29ce484222325ULL;
+    for (std::size_t i = 0; i < a.size; ++i) h = mix(h, static_cast<unsigned char>(a.value.s[i]));
+    return h;
+  }
+  if (a.kind == ArgKind::dtype) return static_cast<std::uint64_t>(a.dtype);
+  if (a.kind == ArgKind::none || a.kind == ArgKind::python_default) return 0;
+  return a.value.u;
+}
+
+template <class T>
+std::uint64_t optional_bits(const std::optional<T>& v) noexcept {
+  return v ? (static_cast<std::uint64_t>(*v) << 1) | 1 : 0;
+}
+
+bool same_constexpr(const Arg& a, const Arg& b) noexcept {
+  if (a.kind != b.kind) return false;
+  switch (a.kind) {
+    case ArgKind::none:
+    case ArgKind::python_default: return true;
+    case ArgKind::string: return a.size == b.size && std::memcmp(a.value.s, b.value.s, a.size) == 0;
+    case ArgKind::dtype: return a.dtype == b.dtype;
+    default: return a.value.u == b.value.u;
+  }
+}
+
+}  // namespace
+
+ModuleHandle::~ModuleHandle() {
+  if (module != nullptr) {
+    // Best effort: at process exit the context may already be gone.
+    (void)Driver::get().cuModuleUnload(module);
+  }
+}
+
+std::uint64_t specialization_hash(std::span<const ParamCode> codes, std::span<const Arg> args,
+                                  const CompileOptions& o) noexcept {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (std::size_t i = 0; i < codes.size(); ++i) {
+    h = mix(h, (static_cast<std::uint64_t>(codes[i].type) << 8) | static_cast<std::uint64_t>(codes[i].key));
+    if (codes[i].type == TypeCode::kConstexpr) {
+      h = mix(h, static_cast<std::uint64_t>(args[i].kind));
+      h = mix(h, constexpr_bits(args[i]));
+    }
+  }
+  h = mix(h, optional_bits(o.num_warps));
+  h = mix(h, optional_bits(o.num_stages));
+  h = mix(h, optional_bits(o.num_ctas));
+  h = mix(h, optional_bits(o.maxnreg));
+  h = mix(h, optional_bits(o.enable_fp_fusion) | optional_bits(o.launch_pdl) << 2 |
+                 optional_bits(o.launch_cooperative_grid) << 4 | optional_bits(o.debug) << 6);
+  return h ^ (h >> 29);
+}
+
+bool CacheEntry::matches(std::span<const ParamCode> call_codes, std::span<const Arg> args,
+                         const CompileOptions& call_options) const {
+  if (call_codes.size() != codes.size() || !(call_options == options)) return false;
+  for (std::size_t i = 0; i < codes.size(); ++i) {
+    if (!(call_codes[i] == codes[i])) return false;
+    if (codes[i].type == TypeCode::kConstexpr && !same_constexpr(args[i], constexprs[i])) return false;
+  }
+  return true;
+}
+
+const CacheEntry* DeviceContext::find(std::uint64_t hash, std::span<const ParamCode> codes, std::span<const Arg> args,
+                                      const CompileOptions& options) const noexcept {
+  const CacheTable* t = table.load(std::memory_order_acquire);
+  if (t == nullptr) return nullptr;
+  const std::size_t mask = t->slots.size() - 1;
+  for (std::size_t i = hash & mask;; i = (i + 1) & mask) {
+    const CacheEntry* e = t->slots[i];
+    if (e == nullptr) return nullptr;
+    if (e->hash == hash && e->matches(codes, args, options)) return e;
+  }
+}
+
+void DeviceContext::insert(std::unique_ptr<CacheEntry> added) {
+  entries.push_back(std::move(added));
+  std::size_t capacity = 8;
+  while (capacity < 2 * entries.size()) capacity *= 2;
+  auto next_table = std::make_unique<CacheTable>();
+  next_table->slots.assign(capacity, nullptr);
+  for (const auto& e : entries) {
+    std::size_t i = e->hash & (capacity - 1);
+    while (next_table->slots[i] != nullptr) i = (i + 1) & (capacity - 1);
+    next_table->slots[i] = e.get();
+  }
+  table.store(next_table.get(), std::memory_order_release);
+  // Readers may still hold an older table: keep every table until the function dies.
+  tables.push_back(std::move(next_table));
+}
+
+}  // namespace tritonrt::detail
