@@ -29,11 +29,13 @@ Driver::Driver() {
     throw DriverError("tritonrt: the CUDA driver is too old (no cuGetProcAddress_v2); CUDA 12 or newer is needed",
                       CUDA_ERROR_NOT_SUPPORTED);
   }
-  // Resolve each entry point at the API version these headers describe, so versioned
-  // symbols (cuStreamGetCtx_v2, cuMemAlloc_v2, ...) come out as the headers declare them.
+  // Resolve at CUDA 12.0: the prototypes cuda.h gives our entries (cuMemAlloc -> _v2, legacy
+  // cuStreamGetCtx and cuCtxGetDevice) are the 12.0 ones; asking at the headers' own version
+  // would hand back later variants with other signatures (cuStreamGetCtx_v2 takes 3 arguments).
+  constexpr int kEntryVersion = 12000;
   auto resolve = [&](const char* name, void** slot) {
     CUdriverProcAddressQueryResult status{};
-    const CUresult r = get_proc(name, slot, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status);
+    const CUresult r = get_proc(name, slot, kEntryVersion, CU_GET_PROC_ADDRESS_DEFAULT, &status);
     if (r != CUDA_SUCCESS || *slot == nullptr) {
       throw DriverError(std::string("tritonrt: the CUDA driver lacks entry point ") + name, r);
     }

@@ -163,7 +163,10 @@ std::unique_ptr<DeviceContext> make_device_context(CUcontext ctx) {
   auto& d = Driver::get();
   auto dc = std::make_unique<DeviceContext>();
   dc->context = ctx;
-  TRITONRT_CU_CHECK(d, cuCtxGetDevice_v2(&dc->device, ctx), "finding a context's device");
+  {
+    ScopedContext in(ctx);
+    TRITONRT_CU_CHECK(d, cuCtxGetDevice(&dc->device), "finding a context's device");
+  }
   const auto [major, minor] = d.compute_capability(dc->device);
   dc->target = Target{"cuda", std::to_string(major * 10 + minor), 32};
   const CUdevice_attribute grid_attrs[3] = {CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y,
