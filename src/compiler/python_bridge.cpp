@@ -141,6 +141,14 @@ py::object constexpr_object(const Arg& a) {
 
 }  // namespace
 
+GilReleased::GilReleased() {
+  if (Py_IsInitialized() && PyGILState_Check()) state_ = PyEval_SaveThread();
+}
+
+GilReleased::~GilReleased() {
+  if (state_ != nullptr) PyEval_RestoreThread(static_cast<PyThreadState*>(state_));
+}
+
 PythonBridge& PythonBridge::get() {
   static PythonBridge bridge;
   return bridge;

@@ -30,6 +30,19 @@ struct CompileParam {
   Arg value;  ///< constexpr parameters only
 };
 
+/// Lets go of the GIL for its lifetime if the calling thread holds it, so that waiting on a
+/// lock another thread holds while it compiles (and needs the GIL) cannot deadlock.
+class GilReleased {
+ public:
+  GilReleased();
+  ~GilReleased();
+  GilReleased(const GilReleased&) = delete;
+  GilReleased& operator=(const GilReleased&) = delete;
+
+ private:
+  void* state_ = nullptr;
+};
+
 class PythonBridge {
  public:
   /// The process's bridge; starts Python on first use when the host has none.

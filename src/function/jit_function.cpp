@@ -1,5 +1,7 @@
 #include "tritonrt/jit_function.h"
 
+#include <filesystem>
+
 #include "function/jit_function_impl.h"
 #include "function/specializer.h"
 #include "tritonrt/error.h"
@@ -29,11 +31,19 @@ std::string options_key(const CompileOptions& o) {
 JitFunction& JitFunction::get(std::string_view source, std::string_view name) {
   static std::mutex mutex;
   static std::map<std::pair<std::string, std::string>, std::unique_ptr<JitFunction>> registry;
+  // Spellings of one file ("k.py", "./k.py") share one JitFunction and its caches.
+  std::string key_source(source);
+  if (key_source.ends_with(".py")) {
+    std::error_code ec;
+    const auto canonical = std::filesystem::weakly_canonical(key_source, ec);
+    if (!ec) key_source = canonical.string();
+  }
+  detail::GilReleased unlocked;  // importing needs the GIL; never wait for the mutex holding it
   std::lock_guard lock(mutex);
-  auto key = std::make_pair(std::string(source), std::string(name));
+  auto key = std::make_pair(key_source, std::string(name));
   auto it = registry.find(key);
   if (it == registry.end()) {
-    it = registry.emplace(std::move(key), std::unique_ptr<JitFunction>(new JitFunction(source, name))).first;
+    it = registry.emplace(std::move(key), std::unique_ptr<JitFunction>(new JitFunction(key_source, name))).first;
   }
   return *it->second;
 }
@@ -86,6 +96,7 @@ std::shared_ptr<const Artifact> JitFunction::compile_packed(const Target& target
   }
   const std::string key = target.str() + "|" + options_key(options) + "|" + spec.repr();
 
+  detail::GilReleased unlocked;  // waiting on another thread's compilation must not hold the GIL
   std::promise<std::shared_ptr<const Artifact>> promise;
   std::shared_future<std::shared_ptr<const Artifact>> future;
   bool owner = false;

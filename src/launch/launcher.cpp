@@ -298,6 +298,7 @@ const detail::CacheEntry& JitFunction::Impl::resolve(JitFunction& fn, const Laun
     }
   }
   // Miss: compile (or find the artifact) and load it into this context, once.
+  detail::GilReleased unlocked;
   std::lock_guard lock(impl.launch_mutex);
   if (dc == nullptr) {
     for (dc = impl.contexts.load(std::memory_order_acquire); dc != nullptr && dc->context != ctx;) dc = dc->next;

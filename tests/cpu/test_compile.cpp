@@ -67,6 +67,21 @@ TEST(Compile, SameHashAsTritonForAnnotationsDefaultsAndPackages) {
   EXPECT_EQ(s->metadata.hash, reference_hash(pkg, "double_kernel", "[P(16,'float32'), 4096, 256]", "cuda:90"));
 }
 
+TEST(Compile, ImportableModuleNameAndPathSpellingsShareOneKernel) {
+  {
+    py::gil_scoped_acquire gil;
+    py::module_::import("sys").attr("path").attr("append")(kKernels);
+  }
+  const std::string path = kKernels + "/pkg/scale.py";
+  auto& by_module = JitFunction::get("pkg.scale", "double_kernel");
+  auto& by_path = JitFunction::get(path, "double_kernel");
+  EXPECT_EQ(&by_path, &JitFunction::get(kKernels + "/pkg/../pkg/scale.py", "double_kernel"));
+  EXPECT_EQ(by_module.signature().full_name, "pkg.scale.double_kernel");
+  const auto a = by_module.compile(Target::parse("cuda:90"), {}, fptr(16), 4096, 256);
+  const auto b = by_path.compile(Target::parse("cuda:90"), {}, fptr(16), 4096, 256);
+  EXPECT_EQ(a->metadata.hash, b->metadata.hash);
+}
+
 TEST(Compile, ResultIsCachedInMemory) {
   auto& fn = JitFunction::get(kSig, "plain");
   const auto a = fn.compile(Target::parse("cuda:90"), {}, fptr(16), fptr(32), 1000, 7, 0.5, true, std::nullopt, 64, 1);
