@@ -1,0 +1,294 @@
+"""Tests of the `tritonrt` command-line tool, checked against Triton's own JIT.
+
+The binary is taken from $TRITONRT_BUILD_DIR/tools/tritonrt (default: <repo>/build), so the
+same tests run against every build (the latest-Triton build sets TRITONRT_BUILD_DIR).
+"""
+import importlib
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import triton
+
+REPO = Path(__file__).resolve().parents[2]
+KERNELS = REPO / "tests" / "kernels"
+EXAMPLE_KERNELS = REPO / "examples" / "kernels"
+SIGNATURES = KERNELS / "signatures.py"
+
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(KERNELS), str(EXAMPLE_KERNELS)]
+import triton_reference as ref  # noqa: E402
+
+# The stand-in addresses the CLI uses for `*T` and `*T:unaligned`.
+ALIGNED = 0x10000
+UNALIGNED = 0x10004
+PLAIN_ARGS = '*fp32,*fp32:unaligned,4096,1,0.5,True,None,64,"fast"'
+
+
+def fp32(address=ALIGNED):
+    return ref.HostPointer(address, "float32")
+
+
+def plain_args():
+    return [fp32(), fp32(UNALIGNED), 4096, 1, 0.5, True, None, 64, "fast"]
+
+
+def kernel(module, name):
+    return getattr(importlib.import_module(module), name)
+
+
+@pytest.fixture(scope="session")
+def cli():
+    build = Path(os.environ.get("TRITONRT_BUILD_DIR", REPO / "build"))
+    path = build / "tools" / "tritonrt"
+    if not path.is_file():
+        pytest.fail(f"the tritonrt binary is not built: {path} (build first, or set TRITONRT_BUILD_DIR)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def cache_dir(tmp_path_factory):
+    """A Triton cache of the tests' own, so 'stored in' can be checked and nothing is shared."""
+    return tmp_path_factory.mktemp("triton-cache")
+
+
+@pytest.fixture
+def run(cli, cache_dir):
+
+    def run(*args, env=None, check=True):
+        # The CLI embeds this interpreter, so it compiles with the Triton the reference uses.
+        environment = dict(os.environ, TRITON_CACHE_DIR=str(cache_dir), TRITONRT_PYTHON=sys.executable,
+                           **(env or {}))
+        result = subprocess.run([str(cli), *map(str, args)], capture_output=True, text=True, env=environment,
+                                cwd=REPO, timeout=600)
+        # A negative code is a signal: a crash or an uncaught exception is never a clear error.
+        assert result.returncode >= 0, f"tritonrt died with signal {-result.returncode}:\n{result.stderr}"
+        if check:
+            assert result.returncode == 0, f"tritonrt {' '.join(map(str, args))} failed:\n{result.stderr}"
+        return result
+
+    return run
+
+
+# The labels `tritonrt compile` and `tritonrt signature` start their lines with.
+LABELS = ("kernel", "file", "target", "triton", "specialization", "signature", "num_warps", "shared memory",
+          "global scratch", "profile scratch", "launch", "binary", "hash", "stored in", "autotune", "heuristics")
+
+
+def report(stdout):
+    """The labelled lines of `tritonrt compile` / `signature` as a dict: label -> value."""
+    fields = {}
+    for line in stdout.splitlines():
+        for label in LABELS:
+            if line.startswith(label + " "):
+                fields[label] = line[len(label):].strip()
+    return fields
+
+
+def compile_plain(run, *options):
+    return report(run("compile", f"{SIGNATURES}:plain", "--target", "cuda:90", "--signature", PLAIN_ARGS,
+                      *options).stdout)
+
+
+def triton_compiled(fn, args, target, **options):
+    """Triton's own CompiledKernel for the call (no GPU needed: see triton_reference)."""
+    return ref._with_target(fn, target, lambda: fn.warmup(*args, grid=(1, ), **options))
+
+
+# --- compile: what a call compiles to ------------------------------------------------------------
+
+
+def test_compile_prints_the_specialization_triton_builds(run):
+    out = compile_plain(run)
+    assert out["kernel"] == "signatures.plain"
+    assert out["target"].startswith("cuda:90")
+    assert out["triton"] == triton.__version__
+    assert out["specialization"] == ref.specialization(kernel("signatures", "plain"), plain_args())
+
+
+def test_compile_prints_each_parameter_with_its_type(run):
+    signature = compile_plain(run)["signature"].split()
+    assert signature == [
+        "p:*fp32[div16]",  # aligned pointer: divisible by 16
+        "q:*fp32",  # :unaligned
+        "n:i32[div16]",  # 4096
+        "m:constexpr=1",  # an integer equal to 1 becomes a constant
+        "f:fp32",
+        "flag:u1",
+        "maybe:constexpr=None",
+        "BLOCK:constexpr=64",
+        "MODE:constexpr='fast'",
+    ]
+
+
+def test_compile_reports_resources_as_triton_compiled_them(run):
+    fn = kernel("vector_ops", "softmax_kernel")
+    out = report(
+        run("compile", f"{EXAMPLE_KERNELS / 'vector_ops.py'}:softmax_kernel", "--target", "cuda:90", "--num-warps",
+            "8", "--signature", "*fp32,*fp32,4096,4096,781,1024").stdout)
+    expected = triton_compiled(fn, [fp32(), fp32(0x20000), 4096, 4096, 781, 1024], "cuda:90", num_warps=8).metadata
+    assert out["hash"] == expected.hash
+    assert out["shared memory"] == f"{expected.shared} bytes"
+    assert expected.shared > 0  # the cross-warp reduction needs shared memory
+    assert expected.num_warps == 8
+    assert out["num_warps"] == f"8  num_stages {expected.num_stages}  num_ctas {expected.num_ctas}"
+    for name in ("global", "profile"):
+        size = getattr(expected, f"{name}_scratch_size", 0) or 0
+        align = getattr(expected, f"{name}_scratch_align", 1) or 1
+        assert out[f"{name} scratch"] == f"{size} bytes (align {align})"
+
+
+def test_compile_stores_the_binary_in_tritons_cache_folder(run, cache_dir):
+    out = compile_plain(run)
+    kind, size = re.fullmatch(r"(\w+), (\d+) bytes", out["binary"]).groups()
+    assert kind == "cubin"
+    folder = Path(out["stored in"])
+    assert folder.parent == cache_dir  # honours TRITON_CACHE_DIR like Triton does
+    assert (folder / "plain.cubin").stat().st_size == int(size)
+    assert json.loads((folder / "plain.json").read_text())["hash"] == out["hash"]
+
+
+@pytest.mark.parametrize(
+    "source, name, signature, args, options, target",
+    [
+        pytest.param("signatures", "plain", PLAIN_ARGS, plain_args, {}, "cuda:90", id="plain"),
+        pytest.param("signatures", "plain", PLAIN_ARGS, plain_args, {"num_warps": 8}, "cuda:90", id="num_warps"),
+        pytest.param("signatures", "plain", PLAIN_ARGS, plain_args, {"num_stages": 2}, "cuda:90", id="num_stages"),
+        pytest.param("signatures", "plain", PLAIN_ARGS, plain_args, {}, "cuda:80", id="sm80"),
+        pytest.param("signatures", "plain", PLAIN_ARGS, plain_args, {}, "hip:gfx942", id="hip"),
+        pytest.param("signatures", "with_defaults", "*fp32,4096", lambda: [fp32(), 4096], {}, "cuda:90",
+                     id="defaults"),
+        pytest.param("signatures", "annotated", "*fp16,*fp32,7,1,3,2.0,True,32",
+                     lambda: [ref.HostPointer(ALIGNED, "float16"),
+                              fp32(), 7, 1, 3, 2.0, True, 32], {}, "cuda:90", id="annotated"),
+        pytest.param("signatures", "unspecialized", "*fp32,*fp32,32,1,*fp32,16",
+                     lambda: [fp32(), fp32(), 32, 1, fp32(), 16], {}, "cuda:90", id="unspecialized"),
+        pytest.param("pkg.scale", "double_kernel", "*fp32,100,128", lambda: [fp32(), 100, 128], {}, "cuda:90",
+                     id="package"),
+    ],
+)
+def test_compile_hash_equals_tritons_jit(run, source, name, signature, args, options, target):
+    """Same call, same hash: a kernel compiled by tritonrt is the one Triton's cache holds."""
+    path = KERNELS / (source.replace(".", "/") + ".py")
+    flags = [part for key, value in options.items() for part in (f"--{key.replace('_', '-')}", str(value))]
+    out = report(run("compile", f"{path}:{name}", "--target", target, "--signature", signature, *flags).stdout)
+    assert out["hash"] == ref.compiled_hash(kernel(source, name), args(), target, **options)
+
+
+def test_num_warps_option_changes_the_kernel(run):
+    default, eight = compile_plain(run), compile_plain(run, "--num-warps", "8")
+    assert default["num_warps"].split()[0] == "4"
+    assert eight["num_warps"].split()[0] == "8"
+    assert default["hash"] != eight["hash"]
+
+
+def test_launch_pdl_option_is_recorded(run):
+    assert compile_plain(run)["launch"].startswith("pdl=no")
+    assert compile_plain(run, "--launch-pdl")["launch"].startswith("pdl=yes")
+
+
+def test_kernel_can_be_named_by_module(run):
+    out = report(
+        run("compile", "pkg.scale:double_kernel", "--target", "cuda:90", "--signature", "*fp32,100,128",
+            env={"PYTHONPATH": str(KERNELS)}).stdout)
+    assert out["kernel"] == "pkg.scale.double_kernel"
+    assert out["signature"] == "p:*fp32[div16] n:i32 BLOCK:constexpr=128"
+
+
+# --- signature: the kernel's static description --------------------------------------------------
+
+
+def parameters(stdout):
+    """`tritonrt signature` parameter lines: name -> the words after it."""
+    rows = re.findall(r"^\s+\d+\s+(\w+)(.*)$", stdout, re.M)
+    return {name: rest.split() for name, rest in rows}
+
+
+def test_signature_lists_parameters_constexprs_and_defaults(run):
+    out = run("signature", f"{SIGNATURES}:with_defaults").stdout
+    assert report(out)["kernel"] == "signatures.with_defaults"
+    assert Path(report(out)["file"]) == SIGNATURES
+    params = parameters(out)
+    assert list(params) == ["p", "n", "BLOCK", "SCALE", "NAME", "FLAG", "OPT", "m", "DT"]
+    assert params["p"] == []
+    assert params["BLOCK"] == ["constexpr", "=", "128"]
+    assert params["NAME"] == ["constexpr", "=", "'relu'"]
+    assert params["OPT"] == ["constexpr", "=", "None"]
+    assert params["m"] == ["=", "16"]
+
+
+def test_signature_shows_annotations_and_specialization_opt_outs(run):
+    annotated = parameters(run("signature", f"{SIGNATURES}:annotated").stdout)
+    assert annotated["n"] == ["annotated", "i64"]
+    assert annotated["k"] == ["annotated", "*kfp32"]  # const pointer
+    unspecialized = parameters(run("signature", f"{SIGNATURES}:unspecialized").stdout)
+    assert unspecialized["n"] == ["do_not_specialize"]
+    assert unspecialized["m"] == ["do_not_specialize"]  # named by index (3)
+    assert unspecialized["p"] == ["do_not_specialize_on_alignment"]
+    assert unspecialized["q"] == []
+
+
+def test_signature_mentions_autotune_configs(run):
+    out = run("signature", f"{SIGNATURES}:tuned").stdout
+    assert re.search(r"^autotune\s+2 configs", out, re.M)
+
+
+# --- errors: a non-zero exit and a message that says what is wrong -----------------------------
+
+
+def compile_args(spec, signature=PLAIN_ARGS, target="cuda:90"):
+    return ["compile", spec, "--target", target, "--signature", signature]
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        pytest.param(compile_args(f"{SIGNATURES}:plain", target="tpu:1"), ["tpu"], id="unknown-backend"),
+        pytest.param(compile_args(f"{SIGNATURES}:plain", target="cuda:12345"), ["12345"], id="unknown-arch"),
+        pytest.param(compile_args(f"{KERNELS}/no_such_file.py:plain"), ["no_such_file.py"], id="missing-file"),
+        pytest.param(compile_args(f"{SIGNATURES}:no_such_kernel"), ["no_such_kernel"], id="missing-kernel"),
+        pytest.param(compile_args(f"{SIGNATURES}:not_a_kernel", "1"), ["not_a_kernel", "triton.jit"],
+                     id="not-a-jit-function"),
+        pytest.param(compile_args(f"{KERNELS}/syntax_error.py:k", "1"), ["syntax_error.py"], id="syntax-error"),
+        pytest.param(compile_args(f"{SIGNATURES}:plain", "*fp33,*fp32"), ["fp33"], id="unknown-pointer-type"),
+        pytest.param(compile_args(f"{SIGNATURES}:plain", "*fp32,12abc"), ["12abc"], id="malformed-number"),
+        pytest.param(compile_args(f"{SIGNATURES}:plain", "*fp32:aligned,*fp32"), ["*fp32:aligned"],
+                     id="bad-pointer-suffix"),
+        pytest.param(compile_args(f"{SIGNATURES}:plain", "*fp32,'open"), ["unterminated"], id="unterminated-string"),
+        pytest.param(compile_args(f"{SIGNATURES}:plain", "*fp32,*fp32"), ["plain", "'n'", "9", "2"],
+                     id="too-few-arguments"),
+        pytest.param(compile_args(f"{SIGNATURES}:plain", PLAIN_ARGS + ",5"), ["plain", "9", "10"],
+                     id="too-many-arguments"),
+        pytest.param(["compile", f"{SIGNATURES}:plain", "--target", "cuda:90"], ["--signature"],
+                     id="no-signature"),
+        pytest.param(compile_args(f"{SIGNATURES}:plain") + ["--num-warps", "x"], ["--num-warps", "'x'"],
+                     id="non-integer-option"),
+        pytest.param(compile_args(f"{SIGNATURES}:plain") + ["--frobnicate"], ["--frobnicate"],
+                     id="unknown-option"),
+        pytest.param(["signature", str(SIGNATURES)], ["SOURCE:KERNEL"], id="no-kernel-name"),
+        pytest.param(["launch", f"{SIGNATURES}:plain"], ["launch"], id="unknown-command"),
+    ],
+)
+def test_error_exits_non_zero_with_a_clear_message(run, args, expected):
+    result = run(*args, check=False)
+    assert result.returncode != 0
+    assert result.stdout == ""  # no half-printed report
+    message = result.stderr
+    assert message.startswith("tritonrt")
+    assert "Traceback (most recent call last)" not in message
+    for text in expected:
+        assert text in message, f"{text!r} not in:\n{message}"
+
+
+def test_triton_compile_error_is_carried_through(run):
+    result = run(*compile_args(f"{SIGNATURES}:bad_arange", "*fp32,16"), check=False)
+    assert result.returncode != 0
+    assert result.stdout == ""
+    message = result.stderr
+    assert "bad_arange" in message and "cuda:90" in message
+    # Triton's own diagnostic: the offending source line and its reason.
+    assert "tl.arange(0, 3)" in message
+    assert "power of 2" in message
