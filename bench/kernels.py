@@ -1,0 +1,28 @@
+"""Kernels for the launch-overhead benchmark: 3, 8 and 19 runtime parameters, almost no work.
+
+Each stores one value only when `flag` is non-zero; the benchmark passes flag = 0, so a
+launch costs what the launch path costs. Every parameter is used in the flagged branch so
+none is dead code.
+"""
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def args3(out_ptr, value, flag):
+    if flag != 0:
+        tl.store(out_ptr, value)
+
+
+@triton.jit
+def args8(out_ptr, p1, p2, i1, i2, i3, f1, flag):
+    if flag != 0:
+        tl.store(out_ptr, tl.load(p1) + tl.load(p2) + (i1 + i2 + i3) * f1)
+
+
+@triton.jit
+def args19(out_ptr, p1, p2, p3, p4, p5, i1, i2, i3, i4, i5, i6, i7, i8, f1, f2, f3, f4, flag):
+    if flag != 0:
+        loads = tl.load(p1) + tl.load(p2) + tl.load(p3) + tl.load(p4) + tl.load(p5)
+        ints = i1 + i2 + i3 + i4 + i5 + i6 + i7 + i8
+        tl.store(out_ptr, loads + ints * f1 * f2 + f3 * f4)

@@ -1,0 +1,309 @@
+// Host time per kernel launch (cache hit), in one process: a bare cuLaunchKernel of the same
+// cubin, tritonrt's `fn(config, args...)`, Triton's Python `kernel[grid](...)` and Triton's
+// `CompiledKernel.run(...)`, for kernels with 3, 8 and 19 runtime parameters.
+//
+//     tritonrt_bench_launch [results.json]     (default: bench/results/launch_overhead.json)
+//
+// Each figure is the median over repetitions of back-to-back launches on one stream, the
+// device synchronized between repetitions outside the timed region.
+
+#include <dlfcn.h>
+#include <pybind11/embed.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "driver/driver.h"
+#include "tritonrt/tritonrt.h"
+
+namespace {
+
+namespace py = pybind11;
+using tritonrt::detail::Driver;
+
+#define CHECK_CU(call) TRITONRT_CU_CHECK(Driver::get(), call, "benchmark")
+
+constexpr int kReps = 200;        // repetitions; the median of their per-launch times is reported
+constexpr int kPerRep = 500;      // back-to-back launches per repetition (well below the queue depth)
+constexpr int kWarmupReps = 3;    // untimed repetitions first
+const std::string kBenchDir = TRITONRT_BENCH_DIR;
+const std::string kKernels = kBenchDir + "/kernels.py";
+
+struct Stats {
+  double median = 0, p10 = 0, p90 = 0;
+};
+
+Stats summarize(std::vector<double> samples) {
+  std::sort(samples.begin(), samples.end());
+  auto at = [&](double q) { return samples[static_cast<std::size_t>(q * (samples.size() - 1) + 0.5)]; };
+  const std::size_t n = samples.size();
+  const double median = n % 2 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
+  return {median, at(0.1), at(0.9)};
+}
+
+// Name and version of the device and driver, read from libcuda directly (not in tritonrt's table).
+std::string device_name(CUdevice device) {
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  using GetName = CUresult (*)(char*, int, CUdevice);
+  auto get_name = lib ? reinterpret_cast<GetName>(dlsym(lib, "cuDeviceGetName")) : nullptr;
+  char name[256] = "unknown";
+  if (get_name == nullptr || get_name(name, sizeof name, device) != CUDA_SUCCESS) std::strcpy(name, "unknown");
+  return name;
+}
+int driver_version() {
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  using GetVersion = CUresult (*)(int*);
+  auto get_version = lib ? reinterpret_cast<GetVersion>(dlsym(lib, "cuDriverGetVersion")) : nullptr;
+  int version = 0;
+  if (get_version != nullptr) (void)get_version(&version);
+  return version;
+}
+
+std::string utc_timestamp() {
+  const std::time_t now = std::time(nullptr);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return text;
+}
+
+// One kernel of the benchmark, launched the bare way: its cubin loaded by hand and the same
+// kernel parameters tritonrt and Triton pass (the runtime arguments, then the global and
+// profile scratch pointers, both null since these kernels need no scratch).
+class BareLaunch {
+ public:
+  template <class... Args>
+  BareLaunch(const tritonrt::Artifact& artifact, CUstream stream, const Args&... args) : stream_(stream) {
+    const auto& m = artifact.metadata;
+    if (m.global_scratch_size > 0 || m.profile_scratch_size > 0 || m.num_ctas != 1 || m.launch_pdl ||
+        m.launch_cooperative_grid) {
+      throw std::runtime_error("the bare launch supports only kernels without scratch, clusters or launch attributes");
+    }
+    const auto& params = artifact.specialization.params;
+    if (params.size() != sizeof...(Args)) throw std::runtime_error("argument count differs from the kernel's");
+    std::size_t index = 0;
+    (add(params[index++].type, args), ...);
+    slots_.push_back(0);  // global scratch
+    slots_.push_back(0);  // profile scratch
+    for (auto& s : slots_) pointers_.push_back(&s);
+    CHECK_CU(cuModuleLoadData(&module_, artifact.binary.data()));
+    CHECK_CU(cuModuleGetFunction(&function_, module_, m.name.c_str()));
+    block_ = static_cast<unsigned>(m.num_warps * m.target.warp_size);
+    shared_ = static_cast<unsigned>(m.shared);
+  }
+  ~BareLaunch() { (void)Driver::get().cuModuleUnload(module_); }
+  BareLaunch(const BareLaunch&) = delete;
+  BareLaunch& operator=(const BareLaunch&) = delete;
+
+  void operator()() {
+    CHECK_CU(cuLaunchKernel(function_, 1, 1, 1, block_, 1, 1, shared_, stream_, pointers_.data(), nullptr));
+  }
+
+ private:
+  // One runtime argument in an 8-byte slot, typed as the specialization types it.
+  template <class T>
+  void add(const std::string& type, const T& value) {
+    if (type == "constexpr") return;  // compiled into the binary, not a parameter
+    std::uint64_t slot = 0;
+    if constexpr (std::is_pointer_v<T>) {
+      if (type[0] != '*') throw std::runtime_error("expected a pointer parameter, the kernel has " + type);
+      slot = reinterpret_cast<std::uintptr_t>(value);
+    } else if constexpr (std::is_floating_point_v<T>) {
+      if (type != "fp32") throw std::runtime_error("expected an fp32 parameter, the kernel has " + type);
+      const float f = static_cast<float>(value);
+      std::memcpy(&slot, &f, sizeof f);
+    } else {
+      if (type == "i32") {
+        const auto v = static_cast<std::int32_t>(value);
+        std::memcpy(&slot, &v, sizeof v);
+      } else if (type == "i64") {
+        const auto v = static_cast<std::int64_t>(value);
+        std::memcpy(&slot, &v, sizeof v);
+      } else {
+        throw std::runtime_error("unexpected integer parameter type " + type);
+      }
+    }
+    slots_.push_back(slot);
+  }
+
+  CUstream stream_;
+  CUmodule module_ = nullptr;
+  CUfunction function_ = nullptr;
+  unsigned block_ = 0, shared_ = 0;
+  std::vector<std::uint64_t> slots_;
+  std::vector<void*> pointers_;
+};
+
+struct Row {
+  std::string method;
+  int args;
+  Stats stats;
+};
+
+// Measures the bare and tritonrt launches of kernel `name`, interleaved repetition by
+// repetition so drift affects both alike.
+template <class... Args>
+void measure_cpp(const char* name, int arg_count, CUstream stream, std::vector<Row>& rows, const Args&... args) {
+  auto& fn = tritonrt::JitFunction::get(kKernels, name);
+  const tritonrt::LaunchConfig config{.grid = {1, 1, 1}, .stream = stream};
+  fn(config, args...);  // compile and load: every timed launch is a cache hit
+  const auto artifact = fn.artifact_for(config, args...);
+  BareLaunch bare(*artifact, stream, args...);
+  bare();
+  CHECK_CU(cuStreamSynchronize(stream));
+
+  std::vector<double> bare_samples, tritonrt_samples;
+  for (int rep = 0; rep < kWarmupReps + kReps; ++rep) {
+    for (int which = 0; which < 2; ++which) {
+      CHECK_CU(cuStreamSynchronize(stream));
+      const auto start = std::chrono::steady_clock::now();
+      if (which == 0) {
+        for (int i = 0; i < kPerRep; ++i) bare();
+      } else {
+        for (int i = 0; i < kPerRep; ++i) fn(config, args...);
+      }
+      const auto stop = std::chrono::steady_clock::now();
+      if (rep >= kWarmupReps) {
+        (which == 0 ? bare_samples : tritonrt_samples)
+            .push_back(std::chrono::duration<double, std::micro>(stop - start).count() / kPerRep);
+      }
+    }
+  }
+  CHECK_CU(cuStreamSynchronize(stream));
+  rows.push_back({"cuLaunchKernel (bare)", arg_count, summarize(bare_samples)});
+  rows.push_back({"tritonrt fn(config, args...)", arg_count, summarize(tritonrt_samples)});
+}
+
+int run(const std::string& output) {
+  auto& d = Driver::get();
+  int devices = 0;
+  CHECK_CU(cuDeviceGetCount(&devices));
+  if (devices == 0) {
+    std::printf("no GPU: the CUDA driver reports no device; nothing to measure\n");
+    return 0;
+  }
+  CUdevice device = 0;
+  CUcontext ctx = nullptr;
+  CHECK_CU(cuDeviceGet(&device, 0));
+  CHECK_CU(cuDevicePrimaryCtxRetain(&ctx, device));
+  CHECK_CU(cuCtxSetCurrent(ctx));
+  CUstream stream = nullptr;
+  CHECK_CU(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+  std::vector<CUdeviceptr> buffers(6);
+  for (auto& b : buffers) {
+    CHECK_CU(cuMemAlloc(&b, 64));
+    CHECK_CU(cuMemsetD8(b, 0, 64));
+  }
+  CHECK_CU(cuCtxSynchronize());
+  auto p = [&](int i) { return reinterpret_cast<float*>(buffers[i]); };
+
+  // The same values the Python side passes (bench/triton_launch.py): flag 0, no integer equal
+  // to 1 or divisible by 16, so every argument is a runtime parameter in both.
+  std::vector<Row> rows;
+  std::printf("measuring C++ launches: %d repetitions of %d launches each...\n", kReps, kPerRep);
+  measure_cpp("args3", 3, stream, rows, p(0), 3, 0);
+  measure_cpp("args8", 8, stream, rows, p(0), p(1), p(2), 3, 5, 7, 0.5f, 0);
+  measure_cpp("args19", 19, stream, rows, p(0), p(1), p(2), p(3), p(4), p(5), 3, 5, 7, 9, 11, 13, 15, 17, 0.5f, 1.5f,
+              2.5f, 3.5f, 0);
+
+  nlohmann::json info = {{"device", device_name(device)},
+                         {"driver_version", driver_version()},
+                         {"timestamp", utc_timestamp()},
+                         {"repetitions", kReps},
+                         {"launches_per_repetition", kPerRep},
+                         {"statistic", "median over repetitions of host microseconds per launch"}};
+  std::string python_note;
+  {
+    std::printf("measuring Triton's Python launches...\n");
+    py::gil_scoped_acquire gil;
+    try {
+      py::dict scope;
+      scope["__name__"] = "triton_launch";
+      scope["__file__"] = kBenchDir + "/triton_launch.py";
+      std::ifstream file(kBenchDir + "/triton_launch.py");
+      std::stringstream source;
+      source << file.rdbuf();
+      py::exec(source.str(), scope);
+      const auto versions = scope["versions"]().cast<std::map<std::string, std::string>>();
+      info["triton_version"] = versions.at("triton");
+      info["torch_version"] = versions.at("torch");
+      // The module object tritonrt imported: both sides launch the same JITFunctions.
+      py::object module = py::module_::import("_tritonrt_bridge").attr("_import")(kKernels);
+      const auto handle = reinterpret_cast<std::uintptr_t>(stream);
+      for (const auto& [name, count] : {std::pair{"args3", 3}, std::pair{"args8", 8}, std::pair{"args19", 19}}) {
+        py::dict r = scope["measure"](module, name, handle, kReps, kPerRep);
+        rows.push_back({"Triton kernel[grid](...)", count, summarize(r["jit"].cast<std::vector<double>>())});
+        rows.push_back({"Triton CompiledKernel.run", count, summarize(r["compiled_run"].cast<std::vector<double>>())});
+      }
+    } catch (py::error_already_set& e) {
+      python_note = std::string("Triton's Python launches were not measured: ") + e.what();
+      info["python_error"] = python_note;
+    }
+  }
+
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.args < b.args; });
+  auto bare_median = [&](int args) {
+    for (const auto& r : rows) {
+      if (r.args == args && r.method == "cuLaunchKernel (bare)") return r.stats.median;
+    }
+    return 0.0;
+  };
+  std::printf("\nhost time per launch on %s (cache hit; median of %d x %d launches)\n\n", device_name(device).c_str(),
+              kReps, kPerRep);
+  std::printf("%-32s %5s %12s %10s %10s %14s\n", "method", "args", "median us", "p10 us", "p90 us", "x bare launch");
+  nlohmann::json results = nlohmann::json::array();
+  for (const auto& r : rows) {
+    const double ratio = r.stats.median / bare_median(r.args);
+    std::printf("%-32s %5d %12.3f %10.3f %10.3f %14.3f\n", r.method.c_str(), r.args, r.stats.median, r.stats.p10,
+                r.stats.p90, ratio);
+    results.push_back({{"method", r.method},
+                       {"args", r.args},
+                       {"median_us", r.stats.median},
+                       {"p10_us", r.stats.p10},
+                       {"p90_us", r.stats.p90},
+                       {"ratio_to_bare_cuLaunchKernel", ratio}});
+  }
+  if (!python_note.empty()) std::printf("\n%s\n", python_note.c_str());
+  info["results"] = results;
+
+  const std::filesystem::path path(output);
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path) << info.dump(2) << "\n";
+  std::printf("\nresults written to %s\n", path.c_str());
+
+  for (auto b : buffers) (void)d.cuMemFree(b);
+  (void)d.cuStreamDestroy(stream);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string output = argc > 1 ? argv[1] : kBenchDir + "/results/launch_overhead.json";
+  try {
+    (void)Driver::get();
+  } catch (const tritonrt::DriverError& e) {
+    std::printf("no GPU here, nothing to measure: %s\n", e.what());
+    return 0;
+  }
+  try {
+    return run(output);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "benchmark failed: %s\n", e.what());
+    return 1;
+  }
+}
