@@ -220,7 +220,19 @@ int run(const std::string& output) {
   measure_cpp("args19", 19, stream, rows, p(0), p(1), p(2), p(3), p(4), p(5), 3, 5, 7, 9, 11, 13, 15, 17, 0.5f, 1.5f,
               2.5f, 3.5f, 0);
 
+  // Diagnostic: the driver query each tritonrt launch makes to find the stream's context.
+  std::vector<double> query_samples;
+  for (int rep = 0; rep < kWarmupReps + kReps; ++rep) {
+    CUcontext found = nullptr;
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < kPerRep; ++i) CHECK_CU(cuStreamGetCtx(stream, &found));
+    const auto stop = std::chrono::steady_clock::now();
+    if (rep >= kWarmupReps) query_samples.push_back(std::chrono::duration<double, std::micro>(stop - start).count() / kPerRep);
+  }
+  const Stats query = summarize(query_samples);
+
   nlohmann::json info = {{"device", device_name(device)},
+                         {"cuStreamGetCtx_median_us", query.median},
                          {"driver_version", driver_version()},
                          {"timestamp", utc_timestamp()},
                          {"repetitions", kReps},
@@ -277,6 +289,7 @@ int run(const std::string& output) {
                        {"p90_us", r.stats.p90},
                        {"ratio_to_bare_cuLaunchKernel", ratio}});
   }
+  std::printf("\ndiagnostic: cuStreamGetCtx alone (part of every tritonrt launch): %.3f us median\n", query.median);
   if (!python_note.empty()) std::printf("\n%s\n", python_note.c_str());
   info["results"] = results;
 

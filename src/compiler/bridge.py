@@ -199,6 +199,7 @@ def specialization_rules(tl_dtype_names):
         return native_specialize_impl(BaseBackend, value, is_const, specialize, align)
 
     def divisibility_of(make):
+        # Powers of two only: tritonrt tests divisibility with a mask.
         found = next((p for p in (2**k for k in range(1, 13)) if spec(make(p))[1] == "D"), 0)
         if found == 0 or spec(make(found // 2))[1] == "D" or spec(make(3 * found))[1] != "D":
             raise RuntimeError("could not determine Triton's divisibility rule")

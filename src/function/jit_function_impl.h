@@ -22,8 +22,9 @@ inline constexpr std::size_t kMaxParams = 256;
 struct ResolvedCall {
   alignas(Arg) std::byte storage_bytes[sizeof(Arg) * kMaxParams];
   detail::ParamCode codes[kMaxParams];
+  std::uint64_t slots[kMaxParams];  ///< kernel-parameter bytes of each runtime argument
   std::span<const Arg> args;
-  std::uint64_t hash = 0;
+  std::uint64_t hash;
 
   Arg* storage() { return reinterpret_cast<Arg*>(storage_bytes); }
 };

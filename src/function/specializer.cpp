@@ -32,18 +32,6 @@ IntValue int_value(ArgKind stored, const Arg& a) {
   return {false, static_cast<std::int64_t>(a.value.u), a.value.u};
 }
 
-// Triton's value-based integer type: i32 if it fits, else i64, else u64.
-DType int_type(const IntValue& v) {
-  if (v.negative) return v.i >= std::numeric_limits<std::int32_t>::min() ? DType::i32 : DType::i64;
-  if (v.u <= static_cast<std::uint64_t>(std::numeric_limits<std::int32_t>::max())) return DType::i32;
-  if (v.u <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) return DType::i64;
-  return DType::u64;
-}
-
-bool divisible(const IntValue& v, std::int64_t by) {
-  return v.negative ? v.i % by == 0 : v.u % static_cast<std::uint64_t>(by) == 0;
-}
-
 bool fits(DType t, const IntValue& v) {
   auto in = [&](std::int64_t lo, std::uint64_t hi) {
     return v.negative ? v.i >= lo : v.u <= hi;
@@ -70,11 +58,10 @@ std::string int_text(const IntValue& v) {
   return v.negative ? std::to_string(v.i) : std::to_string(v.u);
 }
 
-// Triton's key for a specialized integer: the value 1 is special when the rules say so.
+// Triton's key for an integer of a fixed type: the value 1 keys as the integer 1.
 Key int_key(const SpecializationRules& rules, const ParamRule& p, const IntValue& v) {
-  if (!p.specialize) return Key::none;
-  if (rules.int_one_is_constexpr && !v.negative && v.u == 1) return Key::one;
-  return p.align && divisible(v, rules.int_divisibility) ? Key::divisible : Key::plain;
+  if (p.specialize && rules.int_one_is_constexpr && !v.negative && v.u == 1) return Key::one;
+  return divisibility_key(p, v.u, rules.int_divisibility);
 }
 
 // A runtime parameter whose type is fixed (by annotation or by tritonrt::scalar).
@@ -83,8 +70,7 @@ ParamCode specialize_fixed(const SpecializationRules& rules, const ParamRule& p,
   const std::string type = type_name(rules, code);
   if (TypeCode::is_pointer(code)) {
     if (a.kind != ArgKind::pointer) fail(sig, index, "expected a device pointer for type " + type + ", got " + describe(a));
-    if (!p.specialize) return {code, Key::none};
-    return {code, p.align && a.value.u % rules.pointer_divisibility == 0 ? Key::divisible : Key::plain};
+    return {code, divisibility_key(p, a.value.u, rules.pointer_divisibility)};
   }
   const DType t = TypeCode::dtype(code);
   if (!is_number(stored)) fail(sig, index, "expected a number for type " + type + ", got " + describe(a));
@@ -167,14 +153,11 @@ void bind_arguments(const KernelSignature& sig, std::span<const ParamRule> rules
   }
 }
 
-ParamCode specialize_argument(const SpecializationRules& rules, const ParamRule& p, const Arg& a,
-                              const KernelSignature& sig, std::size_t index) {
+ParamCode specialize_rare_argument(const SpecializationRules& rules, const ParamRule& p, const Arg& a,
+                                   const KernelSignature& sig, std::size_t index) {
   if (p.is_constexpr) {
-    switch (a.kind) {
-      case ArgKind::pointer: fail(sig, index, "is tl.constexpr: expected a bool, integer, float, string, dtype or None, got " + describe(a));
-      case ArgKind::typed: fail(sig, index, "is tl.constexpr: tritonrt::scalar() fixes a runtime type; pass the plain value");
-      default: return {TypeCode::kConstexpr, Key::none};
-    }
+    if (a.kind == ArgKind::pointer) fail(sig, index, "is tl.constexpr: expected a bool, integer, float, string, dtype or None, got " + describe(a));
+    fail(sig, index, "is tl.constexpr: tritonrt::scalar() fixes a runtime type; pass the plain value");
   }
   if (a.kind == ArgKind::string || a.kind == ArgKind::dtype) {
     fail(sig, index, "only tl.constexpr parameters take " + describe(a) + "s");
@@ -190,36 +173,15 @@ ParamCode specialize_argument(const SpecializationRules& rules, const ParamRule&
     const ArgKind stored = a.kind == ArgKind::typed ? a.stored : a.kind;
     return specialize_fixed(rules, p, *p.annotated, a, stored, sig, index);
   }
-  switch (a.kind) {
-    case ArgKind::none:
-      return {TypeCode::kConstexpr, Key::none};
-    case ArgKind::boolean:
-      return {TypeCode::scalar(rules.bool_type), Key::none};
-    case ArgKind::sint:
-    case ArgKind::uint: {
-      const IntValue v = int_value(a.kind, a);
-      if (p.specialize && rules.int_one_is_constexpr && !v.negative && v.u == 1) {
-        return {TypeCode::kConstexpr, Key::none};
-      }
-      return {TypeCode::scalar(int_type(v)), int_key(rules, p, v)};
-    }
-    case ArgKind::real:
-      if (rules.float_type == DType::fp32 && std::isfinite(a.value.f) &&
-          std::fabs(a.value.f) > std::numeric_limits<float>::max()) {
-        std::ostringstream os;
-        os << a.value.f;
-        fail(sig, index, "value " + os.str() + " overflows fp32, the type Triton gives floating-point arguments; annotate the parameter or pass tritonrt::scalar(DType::fp64, v)");
-      }
-      return {TypeCode::scalar(rules.float_type), Key::none};
-    case ArgKind::pointer:
-      if (!p.specialize) return {TypeCode::pointer(a.dtype, p.is_const), Key::none};
-      return {TypeCode::pointer(a.dtype, p.is_const),
-              p.align && a.value.u % rules.pointer_divisibility == 0 ? Key::divisible : Key::plain};
-    case ArgKind::typed:
-      return specialize_fixed(rules, p, TypeCode::scalar(a.dtype), a, a.stored, sig, index);
-    default:
-      fail(sig, index, "unsupported argument: " + describe(a));
+  if (a.kind == ArgKind::typed) return specialize_fixed(rules, p, TypeCode::scalar(a.dtype), a, a.stored, sig, index);
+  if (a.kind == ArgKind::real) {
+    // inf and nan pass through as they do in Python; only finite values may not overflow.
+    if (!std::isfinite(a.value.f)) return {TypeCode::scalar(rules.float_type), Key::none};
+    std::ostringstream os;
+    os << a.value.f;
+    fail(sig, index, "value " + os.str() + " overflows fp32, the type Triton gives floating-point arguments; annotate the parameter or pass tritonrt::scalar(DType::fp64, v)");
   }
+  fail(sig, index, "unsupported argument: " + describe(a));
 }
 
 namespace {

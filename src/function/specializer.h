@@ -4,6 +4,9 @@
 
 #include <array>
 #include <cstdint>
+#include <climits>
+#include <cmath>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -21,8 +24,8 @@ struct SpecializationRules {
   DType bool_type = DType::u1;
   DType float_type = DType::fp32;
   bool int_one_is_constexpr = true;
-  std::int64_t int_divisibility = 16;
-  std::int64_t pointer_divisibility = 16;
+  std::int64_t int_divisibility = 16;      ///< a power of two (the bridge checks)
+  std::int64_t pointer_divisibility = 16;  ///< a power of two (the bridge checks)
   /// Per DType: the pointer type name, plain and const ("*fp32", "*kfp32").
   std::array<std::array<std::string, 2>, kDTypeCount> pointer_types;
 };
@@ -73,9 +76,59 @@ std::string type_name(const SpecializationRules& rules, std::uint8_t code);
 void bind_arguments(const KernelSignature& signature, std::span<const ParamRule> rules,
                     std::span<const Arg> given, Arg* out);
 
+/// The arguments the inline path below does not take: annotated parameters, fixed-type
+/// scalars, floats that overflow fp32, and every error. Throws ArgumentError naming kernel
+/// and parameter.
+ParamCode specialize_rare_argument(const SpecializationRules& rules, const ParamRule& param,
+                                   const Arg& arg, const KernelSignature& signature, std::size_t index);
+
+/// Triton's key for a specialized integer or address: 'D' when divisible, else ''.
+inline ParamSpec::Key divisibility_key(const ParamRule& p, std::uint64_t bits, std::int64_t divisibility) {
+  if (!p.specialize) return ParamSpec::Key::none;
+  // Divisibility is a power of two, so a mask tests it (two's complement keeps this right
+  // for negative integers too).
+  return p.align && (bits & static_cast<std::uint64_t>(divisibility - 1)) == 0 ? ParamSpec::Key::divisible
+                                                                              : ParamSpec::Key::plain;
+}
+
 /// Triton's (type, key) for one argument; throws ArgumentError naming kernel and parameter.
-ParamCode specialize_argument(const SpecializationRules& rules, const ParamRule& param,
-                              const Arg& arg, const KernelSignature& signature, std::size_t index);
+/// Inline because it runs for every argument of every launch.
+inline ParamCode specialize_argument(const SpecializationRules& rules, const ParamRule& p, const Arg& a,
+                                     const KernelSignature& signature, std::size_t index) {
+  if (p.is_constexpr) {
+    if (a.kind != ArgKind::pointer && a.kind != ArgKind::typed) [[likely]] {
+      return {TypeCode::kConstexpr, ParamSpec::Key::none};
+    }
+  } else if (!p.annotated) [[likely]] {
+    switch (a.kind) {
+      case ArgKind::pointer:
+        return {TypeCode::pointer(a.dtype, p.is_const), divisibility_key(p, a.value.u, rules.pointer_divisibility)};
+      case ArgKind::sint:
+      case ArgKind::uint: {
+        if (a.value.u == 1 && p.specialize && rules.int_one_is_constexpr) return {TypeCode::kConstexpr, ParamSpec::Key::none};
+        DType t;
+        if (a.kind == ArgKind::sint) {
+          t = a.value.i >= INT32_MIN && a.value.i <= INT32_MAX ? DType::i32 : DType::i64;
+        } else {
+          t = a.value.u <= INT32_MAX ? DType::i32 : a.value.u <= INT64_MAX ? DType::i64 : DType::u64;
+        }
+        return {TypeCode::scalar(t), divisibility_key(p, a.value.u, rules.int_divisibility)};
+      }
+      case ArgKind::boolean:
+        return {TypeCode::scalar(rules.bool_type), ParamSpec::Key::none};
+      case ArgKind::none:
+        return {TypeCode::kConstexpr, ParamSpec::Key::none};
+      case ArgKind::real:
+        if (rules.float_type != DType::fp32 || std::fabs(a.value.f) <= std::numeric_limits<float>::max()) {
+          return {TypeCode::scalar(rules.float_type), ParamSpec::Key::none};
+        }
+        break;  // overflows fp32: an error, made by the rare path
+      default:
+        break;
+    }
+  }
+  return specialize_rare_argument(rules, p, a, signature, index);
+}
 
 /// repr() of a constexpr value as Python prints it.
 std::string python_repr(const Arg& value, const ParamInfo& param);

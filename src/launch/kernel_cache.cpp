@@ -1,21 +1,18 @@
 #include "launch/kernel_cache.h"
 
 #include <cstring>
+#include <type_traits>
 
 #include "driver/driver.h"
 
 namespace tritonrt::detail {
 namespace {
 
-constexpr std::uint64_t kPrime = 0x100000001b3ULL;
-
-inline std::uint64_t mix(std::uint64_t h, std::uint64_t v) noexcept { return (h ^ v) * kPrime; }
-
 // The value bits of a constexpr argument (strings by content).
 std::uint64_t constexpr_bits(const Arg& a) noexcept {
   if (a.kind == ArgKind::string) {
-    std::uint64_t h = 0xcbf29ce484222325ULL;
-    for (std::size_t i = 0; i < a.size; ++i) h = mix(h, static_cast<unsigned char>(a.value.s[i]));
+    std::uint64_t h = kHashSeed;
+    for (std::size_t i = 0; i < a.size; ++i) h = hash_mix(h, static_cast<unsigned char>(a.value.s[i]));
     return h;
   }
   if (a.kind == ArgKind::dtype) return static_cast<std::uint64_t>(a.dtype);
@@ -48,31 +45,31 @@ ModuleHandle::~ModuleHandle() {
   }
 }
 
-std::uint64_t specialization_hash(std::span<const ParamCode> codes, std::span<const Arg> args,
-                                  const CompileOptions& o) noexcept {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (std::size_t i = 0; i < codes.size(); ++i) {
-    h = mix(h, (static_cast<std::uint64_t>(codes[i].type) << 8) | static_cast<std::uint64_t>(codes[i].key));
-    if (codes[i].type == TypeCode::kConstexpr) {
-      h = mix(h, static_cast<std::uint64_t>(args[i].kind));
-      h = mix(h, constexpr_bits(args[i]));
-    }
-  }
-  h = mix(h, optional_bits(o.num_warps));
-  h = mix(h, optional_bits(o.num_stages));
-  h = mix(h, optional_bits(o.num_ctas));
-  h = mix(h, optional_bits(o.maxnreg));
-  h = mix(h, optional_bits(o.enable_fp_fusion) | optional_bits(o.launch_pdl) << 2 |
-                 optional_bits(o.launch_cooperative_grid) << 4 | optional_bits(o.debug) << 6);
+std::uint64_t hash_param(std::uint64_t h, ParamCode code, const Arg& arg) noexcept {
+  h = hash_mix(h, (static_cast<std::uint64_t>(code.type) << 8) | static_cast<std::uint64_t>(code.key));
+  if (code.type != TypeCode::kConstexpr) return h;
+  return hash_mix(hash_mix(h, static_cast<std::uint64_t>(arg.kind)), constexpr_bits(arg));
+}
+
+std::uint64_t hash_finish(std::uint64_t h, const CompileOptions& o) noexcept {
+  h = hash_mix(h, optional_bits(o.num_warps));
+  h = hash_mix(h, optional_bits(o.num_stages));
+  h = hash_mix(h, optional_bits(o.num_ctas));
+  h = hash_mix(h, optional_bits(o.maxnreg));
+  h = hash_mix(h, optional_bits(o.enable_fp_fusion) | optional_bits(o.launch_pdl) << 2 |
+                      optional_bits(o.launch_cooperative_grid) << 4 | optional_bits(o.debug) << 6);
   return h ^ (h >> 29);
 }
 
 bool CacheEntry::matches(std::span<const ParamCode> call_codes, std::span<const Arg> args,
                          const CompileOptions& call_options) const {
-  if (call_codes.size() != codes.size() || !(call_options == options)) return false;
-  for (std::size_t i = 0; i < codes.size(); ++i) {
-    if (!(call_codes[i] == codes[i])) return false;
-    if (codes[i].type == TypeCode::kConstexpr && !same_constexpr(args[i], constexprs[i])) return false;
+  static_assert(sizeof(ParamCode) == 2 && std::is_trivially_copyable_v<ParamCode>);
+  if (call_codes.size() != codes.size() || !(call_options == options) ||
+      std::memcmp(call_codes.data(), codes.data(), codes.size() * sizeof(ParamCode)) != 0) {
+    return false;
+  }
+  for (const std::uint16_t i : constexpr_indices) {
+    if (!same_constexpr(args[i], constexprs[i])) return false;
   }
   return true;
 }

@@ -40,8 +40,8 @@ struct LoadedFunction {
   std::int64_t global_scratch_align = 1;
   std::int64_t profile_scratch_size = 0;
   std::int64_t profile_scratch_align = 1;
-  /// Runtime (non-constexpr) parameters in kernel order: index and Triton type code.
-  std::vector<std::pair<std::uint16_t, std::uint8_t>> runtime_params;
+  /// Runtime (non-constexpr) parameters in kernel order, by argument index.
+  std::vector<std::uint16_t> runtime_params;
   std::shared_ptr<const Artifact> artifact;
   std::unique_ptr<ModuleHandle> module;
 };
@@ -51,6 +51,7 @@ struct CacheEntry {
   std::uint64_t hash = 0;
   std::vector<ParamCode> codes;
   std::vector<Arg> constexprs;  ///< per parameter; meaningful for constexpr ones
+  std::vector<std::uint16_t> constexpr_indices;
   std::vector<std::string> strings;  ///< owned copies behind string constexprs
   CompileOptions options;
   LoadedFunction kernel;
@@ -80,8 +81,12 @@ struct DeviceContext {
   void insert(std::unique_ptr<CacheEntry> added);
 };
 
-/// Hash of a call's specialization, constexpr values and options.
-std::uint64_t specialization_hash(std::span<const ParamCode> codes, std::span<const Arg> args,
-                                  const CompileOptions& options) noexcept;
+/// Hash folding, one word at a time, for a call's specialization key.
+inline constexpr std::uint64_t kHashSeed = 0xcbf29ce484222325ULL;
+inline std::uint64_t hash_mix(std::uint64_t h, std::uint64_t v) noexcept { return (h ^ v) * 0x100000001b3ULL; }
+/// Folds one parameter's code (and a constexpr's value) into `h`.
+std::uint64_t hash_param(std::uint64_t h, ParamCode code, const Arg& arg) noexcept;
+/// Folds the options in and finishes the hash.
+std::uint64_t hash_finish(std::uint64_t h, const CompileOptions& options) noexcept;
 
 }  // namespace tritonrt::detail

@@ -231,7 +231,7 @@ detail::LoadedFunction load(const DeviceContext& dc, std::shared_ptr<const Artif
   f.profile_scratch_size = m.profile_scratch_size;
   f.profile_scratch_align = m.profile_scratch_align;
   for (std::size_t i = 0; i < codes.size(); ++i) {
-    if (codes[i].type != TypeCode::kConstexpr) f.runtime_params.emplace_back(static_cast<std::uint16_t>(i), codes[i].type);
+    if (codes[i].type != TypeCode::kConstexpr) f.runtime_params.push_back(static_cast<std::uint16_t>(i));
   }
   f.artifact = std::move(artifact);
   return f;
@@ -282,11 +282,16 @@ const detail::CacheEntry& JitFunction::Impl::resolve(JitFunction& fn, const Laun
     detail::bind_arguments(sig, impl.kernel.rules, given, call.storage());
     call.args = std::span<const Arg>(call.storage(), n);
   }
+  // One pass: Triton's specialization, the key's hash and the kernel-parameter bytes.
+  std::uint64_t hash = detail::kHashSeed;
   for (std::size_t i = 0; i < n; ++i) {
-    call.codes[i] = detail::specialize_argument(*impl.rules, impl.kernel.rules[i], call.args[i], sig, i);
+    const ParamCode code = detail::specialize_argument(*impl.rules, impl.kernel.rules[i], call.args[i], sig, i);
+    call.codes[i] = code;
+    hash = detail::hash_param(hash, code, call.args[i]);
+    if (code.type != TypeCode::kConstexpr) write_param(call.slots[i], code.type, call.args[i]);
   }
   const std::span<const ParamCode> codes(call.codes, n);
-  call.hash = detail::specialization_hash(codes, call.args, config.options);
+  call.hash = detail::hash_finish(hash, config.options);
 
   const CUcontext ctx = launch_context(config.stream);
   DeviceContext* dc = impl.contexts.load(std::memory_order_acquire);
@@ -319,8 +324,10 @@ const detail::CacheEntry& JitFunction::Impl::resolve(JitFunction& fn, const Laun
   entry->constexprs.assign(call.args.begin(), call.args.end());
   entry->strings.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
+    if (codes[i].type != TypeCode::kConstexpr) continue;
+    entry->constexpr_indices.push_back(static_cast<std::uint16_t>(i));
     Arg& a = entry->constexprs[i];
-    if (codes[i].type == TypeCode::kConstexpr && a.kind == ArgKind::string) {
+    if (a.kind == ArgKind::string) {
       entry->strings[i].assign(a.value.s, a.size);
       a.value.s = entry->strings[i].data();
     }
@@ -354,14 +361,10 @@ void JitFunction::launch_packed(const LaunchConfig& config, std::span<const Arg>
   }
 
   // Kernel parameters: the runtime arguments, then the global and profile scratch pointers.
-  std::array<std::uint64_t, kMaxParams + 2> slots;
   std::array<void*, kMaxParams + 2> params;
   std::size_t count = 0;
-  for (const auto& [index, code] : k.runtime_params) {
-    write_param(slots[count], code, call.args[index]);
-    params[count] = &slots[count];
-    ++count;
-  }
+  for (const std::uint16_t index : k.runtime_params) params[count++] = &call.slots[index];
+  std::uint64_t scratch_slots[2];
   auto& d = Driver::get();
   const auto stream = static_cast<CUstream>(config.stream);
   const std::int64_t programs = grid.x * grid.y * grid.z * k.num_ctas;
@@ -375,9 +378,8 @@ void JitFunction::launch_packed(const LaunchConfig& config, std::span<const Arg>
       scratch[s] = allocator->allocate(static_cast<std::size_t>(programs * scratch_size[s]),
                                        static_cast<std::size_t>(scratch_align[s]), config.stream);
     }
-    slots[count] = reinterpret_cast<std::uint64_t>(scratch[s]);
-    params[count] = &slots[count];
-    ++count;
+    scratch_slots[s] = reinterpret_cast<std::uint64_t>(scratch[s]);
+    params[count++] = &scratch_slots[s];
   }
 
   const auto gx = static_cast<unsigned>(grid.x * k.num_ctas);

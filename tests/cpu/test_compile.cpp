@@ -68,6 +68,7 @@ TEST(Compile, SameHashAsTritonForAnnotationsDefaultsAndPackages) {
 }
 
 TEST(Compile, ImportableModuleNameAndPathSpellingsShareOneKernel) {
+  JitFunction::get(kSig, "plain");  // starts the interpreter before the GIL is taken below
   {
     py::gil_scoped_acquire gil;
     py::module_::import("sys").attr("path").attr("append")(kKernels);
