@@ -223,13 +223,13 @@ LoadedKernel PythonBridge::load_kernel(std::string_view source, std::string_view
                           pi.annotation_type + "' names a type tritonrt does not know");
       }
     }
-    rule.default_value = default_arg(p.at("default"), k.default_strings[i]);
+    k.defaults.push_back(default_arg(p.at("default"), k.default_strings[i]));
     sig.params.push_back(std::move(pi));
     k.rules.push_back(rule);
   }
   // String defaults point into default_strings, which no longer moves.
   for (std::size_t i = 0; i < params.size(); ++i) {
-    auto& d = k.rules[i].default_value;
+    auto& d = k.defaults[i];
     if (d && d->kind == ArgKind::string) {
       d->value.s = k.default_strings[i].data();
       d->size = k.default_strings[i].size();

@@ -20,7 +20,8 @@ struct LoadedKernel {
   int handle = -1;
   KernelSignature signature;
   std::vector<ParamRule> rules;
-  std::vector<std::string> default_strings;  ///< storage behind string defaults in `rules`
+  std::vector<std::optional<Arg>> defaults;   ///< Arg form of each Python default, if any
+  std::vector<std::string> default_strings;  ///< storage behind string defaults
 };
 
 /// One parameter of a compile request: its specialization and, for constexprs, the value.

@@ -65,11 +65,12 @@ Specialization JitFunction::specialize_packed(std::span<const Arg> args) const {
   const auto& sig = signature_;
   const auto& rules = impl_->kernel.rules;
   std::array<Arg, kMaxParams> bound;
-  detail::bind_arguments(sig, rules, args, bound.data());
+  detail::bind_arguments(sig, impl_->kernel.defaults, args, bound.data());
+  const detail::HotRules hot(*impl_->rules);
   Specialization spec;
   spec.params.reserve(sig.params.size());
   for (std::size_t i = 0; i < sig.params.size(); ++i) {
-    const auto code = detail::specialize_argument(*impl_->rules, rules[i], bound[i], sig, i);
+    const auto code = detail::specialize_argument(*impl_->rules, hot, rules[i], bound[i], sig, i);
     ParamSpec p;
     p.type = detail::type_name(*impl_->rules, code.type);
     p.key = code.key;
@@ -86,7 +87,7 @@ std::shared_ptr<const Artifact> JitFunction::compile_packed(const Target& target
                                                             std::span<const Arg> args) {
   const auto& sig = signature_;
   std::array<Arg, kMaxParams> bound;
-  detail::bind_arguments(sig, impl_->kernel.rules, args, bound.data());
+  detail::bind_arguments(sig, impl_->kernel.defaults, args, bound.data());
   Specialization spec = specialize_packed(std::span<const Arg>(bound.data(), sig.params.size()));
   std::vector<detail::CompileParam> params(sig.params.size());
   for (std::size_t i = 0; i < params.size(); ++i) {

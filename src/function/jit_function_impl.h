@@ -22,7 +22,9 @@ inline constexpr std::size_t kMaxParams = 256;
 struct ResolvedCall {
   alignas(Arg) std::byte storage_bytes[sizeof(Arg) * kMaxParams];
   detail::ParamCode codes[kMaxParams];
-  std::uint64_t slots[kMaxParams];  ///< kernel-parameter bytes of each runtime argument
+  std::uint64_t slots[kMaxParams + 2];  ///< kernel-parameter bytes, by argument index
+  void* kernel_params[kMaxParams + 2];   ///< what cuLaunchKernel reads: runtime args, scratch
+  std::size_t kernel_param_count;
   std::span<const Arg> args;
   std::uint64_t hash;
 

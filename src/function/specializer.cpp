@@ -61,7 +61,7 @@ std::string int_text(const IntValue& v) {
 // Triton's key for an integer of a fixed type: the value 1 keys as the integer 1.
 Key int_key(const SpecializationRules& rules, const ParamRule& p, const IntValue& v) {
   if (p.specialize && rules.int_one_is_constexpr && !v.negative && v.u == 1) return Key::one;
-  return divisibility_key(p, v.u, rules.int_divisibility);
+  return divisibility_key(p, v.u, HotRules(rules).int_mask);
 }
 
 // A runtime parameter whose type is fixed (by annotation or by tritonrt::scalar).
@@ -70,7 +70,7 @@ ParamCode specialize_fixed(const SpecializationRules& rules, const ParamRule& p,
   const std::string type = type_name(rules, code);
   if (TypeCode::is_pointer(code)) {
     if (a.kind != ArgKind::pointer) fail(sig, index, "expected a device pointer for type " + type + ", got " + describe(a));
-    return {code, divisibility_key(p, a.value.u, rules.pointer_divisibility)};
+    return {code, divisibility_key(p, a.value.u, HotRules(rules).pointer_mask)};
   }
   const DType t = TypeCode::dtype(code);
   if (!is_number(stored)) fail(sig, index, "expected a number for type " + type + ", got " + describe(a));
@@ -127,7 +127,7 @@ std::string describe(const Arg& a) {
   return "an unknown value";
 }
 
-void bind_arguments(const KernelSignature& sig, std::span<const ParamRule> rules,
+void bind_arguments(const KernelSignature& sig, std::span<const std::optional<Arg>> defaults,
                     std::span<const Arg> given, Arg* out) {
   const std::size_t n = sig.params.size();
   if (given.size() > n) {
@@ -136,8 +136,8 @@ void bind_arguments(const KernelSignature& sig, std::span<const ParamRule> rules
   }
   for (std::size_t i = 0; i < given.size(); ++i) out[i] = given[i];
   for (std::size_t i = given.size(); i < n; ++i) {
-    if (rules[i].default_value) {
-      out[i] = *rules[i].default_value;
+    if (defaults[i]) {
+      out[i] = *defaults[i];
       continue;
     }
     std::string why = "missing argument (kernel takes " + std::to_string(n) + ", " +

@@ -63,7 +63,6 @@ struct ParamRule {
   bool specialize = true;  ///< not do_not_specialize
   bool align = true;       ///< not do_not_specialize_on_alignment
   std::optional<std::uint8_t> annotated;  ///< TypeCode of the annotated Triton type
-  std::optional<Arg> default_value;       ///< Arg form of the Python default, if any
 };
 
 /// Parses an annotated Triton type ("i64", "*fp16", "*kbf16"); nullopt for others.
@@ -73,7 +72,7 @@ std::string type_name(const SpecializationRules& rules, std::uint8_t code);
 
 /// Fills `out` (one slot per parameter) from the given arguments and the Python defaults;
 /// throws ArgumentError on a count mismatch or a missing argument without default.
-void bind_arguments(const KernelSignature& signature, std::span<const ParamRule> rules,
+void bind_arguments(const KernelSignature& signature, std::span<const std::optional<Arg>> defaults,
                     std::span<const Arg> given, Arg* out);
 
 /// The arguments the inline path below does not take: annotated parameters, fixed-type
@@ -82,19 +81,35 @@ void bind_arguments(const KernelSignature& signature, std::span<const ParamRule>
 ParamCode specialize_rare_argument(const SpecializationRules& rules, const ParamRule& param,
                                    const Arg& arg, const KernelSignature& signature, std::size_t index);
 
-/// Triton's key for a specialized integer or address: 'D' when divisible, else ''.
-inline ParamSpec::Key divisibility_key(const ParamRule& p, std::uint64_t bits, std::int64_t divisibility) {
+/// The numbers of the rules that every argument reads. Callers keep a local copy: held in
+/// registers, they are not reloaded after each store of a code or parameter byte.
+struct HotRules {
+  DType bool_type;
+  DType float_type;
+  bool int_one_is_constexpr;
+  std::uint64_t int_mask;      ///< divisibility - 1 (a power of two, checked by the bridge)
+  std::uint64_t pointer_mask;
+
+  explicit HotRules(const SpecializationRules& r)
+      : bool_type(r.bool_type),
+        float_type(r.float_type),
+        int_one_is_constexpr(r.int_one_is_constexpr),
+        int_mask(static_cast<std::uint64_t>(r.int_divisibility - 1)),
+        pointer_mask(static_cast<std::uint64_t>(r.pointer_divisibility - 1)) {}
+};
+
+/// Triton's key for a specialized integer or address: 'D' when divisible, else ''. A mask
+/// tests divisibility by a power of two (two's complement keeps it right for negatives).
+[[gnu::always_inline]] inline ParamSpec::Key divisibility_key(const ParamRule& p, std::uint64_t bits, std::uint64_t mask) {
   if (!p.specialize) return ParamSpec::Key::none;
-  // Divisibility is a power of two, so a mask tests it (two's complement keeps this right
-  // for negative integers too).
-  return p.align && (bits & static_cast<std::uint64_t>(divisibility - 1)) == 0 ? ParamSpec::Key::divisible
-                                                                              : ParamSpec::Key::plain;
+  return p.align && (bits & mask) == 0 ? ParamSpec::Key::divisible : ParamSpec::Key::plain;
 }
 
 /// Triton's (type, key) for one argument; throws ArgumentError naming kernel and parameter.
-/// Inline because it runs for every argument of every launch.
-inline ParamCode specialize_argument(const SpecializationRules& rules, const ParamRule& p, const Arg& a,
-                                     const KernelSignature& signature, std::size_t index) {
+/// Forced inline: it runs for every argument of every launch.
+[[gnu::always_inline]] inline ParamCode specialize_argument(const SpecializationRules& rules, const HotRules& hot,
+                                                           const ParamRule& p, const Arg& a,
+                                                           const KernelSignature& signature, std::size_t index) {
   if (p.is_constexpr) {
     if (a.kind != ArgKind::pointer && a.kind != ArgKind::typed) [[likely]] {
       return {TypeCode::kConstexpr, ParamSpec::Key::none};
@@ -102,25 +117,25 @@ inline ParamCode specialize_argument(const SpecializationRules& rules, const Par
   } else if (!p.annotated) [[likely]] {
     switch (a.kind) {
       case ArgKind::pointer:
-        return {TypeCode::pointer(a.dtype, p.is_const), divisibility_key(p, a.value.u, rules.pointer_divisibility)};
+        return {TypeCode::pointer(a.dtype, p.is_const), divisibility_key(p, a.value.u, hot.pointer_mask)};
       case ArgKind::sint:
       case ArgKind::uint: {
-        if (a.value.u == 1 && p.specialize && rules.int_one_is_constexpr) return {TypeCode::kConstexpr, ParamSpec::Key::none};
+        if (a.value.u == 1 && p.specialize && hot.int_one_is_constexpr) return {TypeCode::kConstexpr, ParamSpec::Key::none};
         DType t;
         if (a.kind == ArgKind::sint) {
           t = a.value.i >= INT32_MIN && a.value.i <= INT32_MAX ? DType::i32 : DType::i64;
         } else {
           t = a.value.u <= INT32_MAX ? DType::i32 : a.value.u <= INT64_MAX ? DType::i64 : DType::u64;
         }
-        return {TypeCode::scalar(t), divisibility_key(p, a.value.u, rules.int_divisibility)};
+        return {TypeCode::scalar(t), divisibility_key(p, a.value.u, hot.int_mask)};
       }
       case ArgKind::boolean:
-        return {TypeCode::scalar(rules.bool_type), ParamSpec::Key::none};
+        return {TypeCode::scalar(hot.bool_type), ParamSpec::Key::none};
       case ArgKind::none:
         return {TypeCode::kConstexpr, ParamSpec::Key::none};
       case ArgKind::real:
-        if (rules.float_type != DType::fp32 || std::fabs(a.value.f) <= std::numeric_limits<float>::max()) {
-          return {TypeCode::scalar(rules.float_type), ParamSpec::Key::none};
+        if (hot.float_type != DType::fp32 || std::fabs(a.value.f) <= std::numeric_limits<float>::max()) {
+          return {TypeCode::scalar(hot.float_type), ParamSpec::Key::none};
         }
         break;  // overflows fp32: an error, made by the rare path
       default:

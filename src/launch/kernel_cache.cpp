@@ -8,23 +8,6 @@
 namespace tritonrt::detail {
 namespace {
 
-// The value bits of a constexpr argument (strings by content).
-std::uint64_t constexpr_bits(const Arg& a) noexcept {
-  if (a.kind == ArgKind::string) {
-    std::uint64_t h = kHashSeed;
-    for (std::size_t i = 0; i < a.size; ++i) h = hash_mix(h, static_cast<unsigned char>(a.value.s[i]));
-    return h;
-  }
-  if (a.kind == ArgKind::dtype) return static_cast<std::uint64_t>(a.dtype);
-  if (a.kind == ArgKind::none || a.kind == ArgKind::python_default) return 0;
-  return a.value.u;
-}
-
-template <class T>
-std::uint64_t optional_bits(const std::optional<T>& v) noexcept {
-  return v ? (static_cast<std::uint64_t>(*v) << 1) | 1 : 0;
-}
-
 bool same_constexpr(const Arg& a, const Arg& b) noexcept {
   if (a.kind != b.kind) return false;
   switch (a.kind) {
@@ -38,6 +21,17 @@ bool same_constexpr(const Arg& a, const Arg& b) noexcept {
 
 }  // namespace
 
+std::uint64_t constexpr_bits(const Arg& a) noexcept {
+  if (a.kind == ArgKind::string) {
+    std::uint64_t h = kHashSeed;
+    for (std::size_t i = 0; i < a.size; ++i) h = hash_mix(h, static_cast<unsigned char>(a.value.s[i]));
+    return h;
+  }
+  if (a.kind == ArgKind::dtype) return static_cast<std::uint64_t>(a.dtype);
+  if (a.kind == ArgKind::none || a.kind == ArgKind::python_default) return 0;
+  return a.value.u;
+}
+
 ModuleHandle::~ModuleHandle() {
   if (module != nullptr) {
     // Best effort: at process exit the context may already be gone.
@@ -45,28 +39,23 @@ ModuleHandle::~ModuleHandle() {
   }
 }
 
-std::uint64_t hash_param(std::uint64_t h, ParamCode code, const Arg& arg) noexcept {
-  h = hash_mix(h, (static_cast<std::uint64_t>(code.type) << 8) | static_cast<std::uint64_t>(code.key));
-  if (code.type != TypeCode::kConstexpr) return h;
-  return hash_mix(hash_mix(h, static_cast<std::uint64_t>(arg.kind)), constexpr_bits(arg));
-}
-
-std::uint64_t hash_finish(std::uint64_t h, const CompileOptions& o) noexcept {
-  h = hash_mix(h, optional_bits(o.num_warps));
-  h = hash_mix(h, optional_bits(o.num_stages));
-  h = hash_mix(h, optional_bits(o.num_ctas));
-  h = hash_mix(h, optional_bits(o.maxnreg));
-  h = hash_mix(h, optional_bits(o.enable_fp_fusion) | optional_bits(o.launch_pdl) << 2 |
-                      optional_bits(o.launch_cooperative_grid) << 4 | optional_bits(o.debug) << 6);
-  return h ^ (h >> 29);
-}
-
 bool CacheEntry::matches(std::span<const ParamCode> call_codes, std::span<const Arg> args,
-                         const CompileOptions& call_options) const {
+                         const OptionsKey& call_options) const {
   static_assert(sizeof(ParamCode) == 2 && std::is_trivially_copyable_v<ParamCode>);
-  if (call_codes.size() != codes.size() || !(call_options == options) ||
-      std::memcmp(call_codes.data(), codes.data(), codes.size() * sizeof(ParamCode)) != 0) {
-    return false;
+  if (call_codes.size() != codes.size() || !(call_options == options)) return false;
+  // Codes compared four at a time (a call to memcmp costs more for these few bytes).
+  const auto* a = reinterpret_cast<const unsigned char*>(call_codes.data());
+  const auto* b = reinterpret_cast<const unsigned char*>(codes.data());
+  const std::size_t bytes = codes.size() * sizeof(ParamCode);
+  std::size_t i = 0;
+  for (; i + 8 <= bytes; i += 8) {
+    std::uint64_t x, y;
+    std::memcpy(&x, a + i, 8);
+    std::memcpy(&y, b + i, 8);
+    if (x != y) return false;
+  }
+  for (; i < bytes; ++i) {
+    if (a[i] != b[i]) return false;
   }
   for (const std::uint16_t i : constexpr_indices) {
     if (!same_constexpr(args[i], constexprs[i])) return false;
@@ -75,7 +64,7 @@ bool CacheEntry::matches(std::span<const ParamCode> call_codes, std::span<const 
 }
 
 const CacheEntry* DeviceContext::find(std::uint64_t hash, std::span<const ParamCode> codes, std::span<const Arg> args,
-                                      const CompileOptions& options) const noexcept {
+                                      const OptionsKey& options) const noexcept {
   const CacheTable* t = table.load(std::memory_order_acquire);
   if (t == nullptr) return nullptr;
   const std::size_t mask = t->slots.size() - 1;

@@ -99,13 +99,9 @@ double number_as_double(ArgKind stored, const Arg& a) {
   }
 }
 
-// Writes one runtime argument into its kernel-parameter slot, typed as Triton types it.
-void write_param(std::uint64_t& slot, std::uint8_t code, const Arg& a) {
+// A runtime argument that needs converting to its kernel type (floats, fixed-type scalars).
+void write_converted_param(std::uint64_t& slot, std::uint8_t code, const Arg& a) {
   slot = 0;
-  if (TypeCode::is_pointer(code)) {
-    slot = a.value.u;
-    return;
-  }
   const ArgKind stored = a.kind == ArgKind::typed ? a.stored : a.kind;
   switch (TypeCode::dtype(code)) {
     case DType::fp32: {
@@ -125,6 +121,19 @@ void write_param(std::uint64_t& slot, std::uint8_t code, const Arg& a) {
       slot = a.value.u;
       return;
   }
+}
+
+// Writes one runtime argument into its kernel-parameter slot, typed as Triton types it.
+[[gnu::always_inline]] inline void write_param(std::uint64_t& slot, std::uint8_t code, const Arg& a) {
+  // Addresses and integers (range-checked by the specializer) pass their low bytes as they
+  // are (little-endian); only floating-point types need converting.
+  const DType t = TypeCode::dtype(code);
+  const bool float_type = t == DType::fp16 || t == DType::bf16 || t == DType::fp32 || t == DType::fp64;
+  if (TypeCode::is_pointer(code) || (!float_type && a.kind != ArgKind::typed)) [[likely]] {
+    slot = a.value.u;
+    return;
+  }
+  write_converted_param(slot, code, a);
 }
 
 class ScopedContext {
@@ -182,7 +191,7 @@ std::unique_ptr<DeviceContext> make_device_context(CUcontext ctx) {
 
 // Loads an artifact into a context and checks it fits the device, as Triton does on load.
 detail::LoadedFunction load(const DeviceContext& dc, std::shared_ptr<const Artifact> artifact,
-                            std::span<const ParamCode> codes, const std::string& kernel) {
+                            const std::string& kernel) {
   auto& d = Driver::get();
   const auto& m = artifact->metadata;
   if (artifact->binary_kind != "cubin") {
@@ -230,9 +239,6 @@ detail::LoadedFunction load(const DeviceContext& dc, std::shared_ptr<const Artif
   f.global_scratch_align = m.global_scratch_align;
   f.profile_scratch_size = m.profile_scratch_size;
   f.profile_scratch_align = m.profile_scratch_align;
-  for (std::size_t i = 0; i < codes.size(); ++i) {
-    if (codes[i].type != TypeCode::kConstexpr) f.runtime_params.push_back(static_cast<std::uint16_t>(i));
-  }
   f.artifact = std::move(artifact);
   return f;
 }
@@ -279,25 +285,36 @@ const detail::CacheEntry& JitFunction::Impl::resolve(JitFunction& fn, const Laun
   const std::size_t n = sig.params.size();
   call.args = given;
   if (given.size() != n) {
-    detail::bind_arguments(sig, impl.kernel.rules, given, call.storage());
+    detail::bind_arguments(sig, impl.kernel.defaults, given, call.storage());
     call.args = std::span<const Arg>(call.storage(), n);
   }
   // One pass: Triton's specialization, the key's hash and the kernel-parameter bytes.
+  const detail::HotRules hot(*impl.rules);
+  const detail::ParamRule* params = impl.kernel.rules.data();
+  const Arg* args = call.args.data();
   std::uint64_t hash = detail::kHashSeed;
+  std::size_t count = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    const ParamCode code = detail::specialize_argument(*impl.rules, impl.kernel.rules[i], call.args[i], sig, i);
+    const ParamCode code = detail::specialize_argument(*impl.rules, hot, params[i], args[i], sig, i);
     call.codes[i] = code;
-    hash = detail::hash_param(hash, code, call.args[i]);
-    if (code.type != TypeCode::kConstexpr) write_param(call.slots[i], code.type, call.args[i]);
+    hash = detail::hash_param(hash, code, args[i]);
+    // The kernel takes the runtime (non-constexpr) arguments in order; a cache hit has the
+    // same codes, so this list is the compiled kernel's parameter list.
+    if (code.type != TypeCode::kConstexpr) {
+      write_param(call.slots[i], code.type, args[i]);
+      call.kernel_params[count++] = &call.slots[i];
+    }
   }
+  call.kernel_param_count = count;
   const std::span<const ParamCode> codes(call.codes, n);
-  call.hash = detail::hash_finish(hash, config.options);
+  const detail::OptionsKey options(config.options);
+  call.hash = detail::hash_finish(hash, options);
 
   const CUcontext ctx = launch_context(config.stream);
   DeviceContext* dc = impl.contexts.load(std::memory_order_acquire);
   while (dc != nullptr && dc->context != ctx) dc = dc->next;
   if (dc != nullptr) {
-    if (const auto* hit = dc->find(call.hash, codes, call.args, config.options)) {
+    if (const auto* hit = dc->find(call.hash, codes, call.args, options)) {
       dc_out = dc;
       return *hit;
     }
@@ -316,7 +333,7 @@ const detail::CacheEntry& JitFunction::Impl::resolve(JitFunction& fn, const Laun
     }
   }
   dc_out = dc;
-  if (const auto* hit = dc->find(call.hash, codes, call.args, config.options)) return *hit;
+  if (const auto* hit = dc->find(call.hash, codes, call.args, options)) return *hit;
   auto artifact = fn.compile_packed(dc->target, config.options, call.args);
   auto entry = std::make_unique<detail::CacheEntry>();
   entry->hash = call.hash;
@@ -332,8 +349,8 @@ const detail::CacheEntry& JitFunction::Impl::resolve(JitFunction& fn, const Laun
       a.value.s = entry->strings[i].data();
     }
   }
-  entry->options = config.options;
-  entry->kernel = load(*dc, std::move(artifact), codes, sig.name);
+  entry->options = options;
+  entry->kernel = load(*dc, std::move(artifact), sig.name);
   const detail::CacheEntry& ref = *entry;
   dc->insert(std::move(entry));
   return ref;
@@ -360,10 +377,10 @@ void JitFunction::launch_packed(const LaunchConfig& config, std::span<const Arg>
                                std::to_string(dc->max_grid[1]) + ", " + std::to_string(dc->max_grid[2]) + ")");
   }
 
-  // Kernel parameters: the runtime arguments, then the global and profile scratch pointers.
-  std::array<void*, kMaxParams + 2> params;
-  std::size_t count = 0;
-  for (const std::uint16_t index : k.runtime_params) params[count++] = &call.slots[index];
+  // Kernel parameters: the runtime arguments (placed by resolve), then the global and
+  // profile scratch pointers.
+  void** params = call.kernel_params;
+  std::size_t count = call.kernel_param_count;
   std::uint64_t scratch_slots[2];
   auto& d = Driver::get();
   const auto stream = static_cast<CUstream>(config.stream);
@@ -387,7 +404,7 @@ void JitFunction::launch_packed(const LaunchConfig& config, std::span<const Arg>
   const auto gz = static_cast<unsigned>(grid.z);
   CUresult result;
   if (!k.launch_pdl && !k.launch_cooperative_grid && k.num_ctas == 1) {
-    result = d.cuLaunchKernel(k.function, gx, gy, gz, k.block_x, 1, 1, k.shared, stream, params.data(), nullptr);
+    result = d.cuLaunchKernel(k.function, gx, gy, gz, k.block_x, 1, 1, k.shared, stream, params, nullptr);
   } else {
     CUlaunchAttribute attrs[4];
     unsigned n_attrs = 0;
@@ -418,7 +435,7 @@ void JitFunction::launch_packed(const LaunchConfig& config, std::span<const Arg>
     cfg.hStream = stream;
     cfg.attrs = attrs;
     cfg.numAttrs = n_attrs;
-    result = d.cuLaunchKernelEx(&cfg, k.function, params.data(), nullptr);
+    result = d.cuLaunchKernelEx(&cfg, k.function, params, nullptr);
   }
   for (void* p : scratch) {
     if (p != nullptr) allocator->release(p, config.stream);

@@ -1,0 +1,106 @@
+// The torch adapter's compiled half: argument checks with their messages, the device guard
+// and stream of a launch, and kernel scratch memory from torch's caching allocator.
+
+#include "tritonrt/torch.h"
+
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+
+#include <memory>
+#include <string>
+
+namespace tritonrt::torch {
+namespace {
+
+// The caching allocator's blocks are aligned to 512 bytes (kMinBlockSize).
+constexpr std::size_t kCachingAllocatorAlignment = 512;
+
+// Scratch from torch's caching allocator: reused across launches without driver calls, and
+// under CUDA graph capture taken from the graph's private pool like any tensor's memory.
+// It allocates on the current device, which launch() sets to the tensors' device.
+class CachingScratchAllocator final : public ScratchAllocator {
+ public:
+  void* allocate(std::size_t bytes, std::size_t alignment, void* stream) override {
+    if (alignment > kCachingAllocatorAlignment) {
+      throw Error("tritonrt: kernel scratch alignment " + std::to_string(alignment) + " exceeds the " +
+                  std::to_string(kCachingAllocatorAlignment) + " bytes torch's caching allocator guarantees");
+    }
+    return c10::cuda::CUDACachingAllocator::raw_alloc_with_stream(bytes, static_cast<cudaStream_t>(stream));
+  }
+  // The block returns to the pool of the stream it was allocated on, so the launch enqueued
+  // there before this call is ordered before any reuse.
+  void release(void* pointer, void*) noexcept override {
+    try {
+      c10::cuda::CUDACachingAllocator::raw_delete(pointer);
+    } catch (...) {  // a destructor-like path: never throw
+    }
+  }
+};
+
+// Installed when the adapter is loaded, so every launch in a torch process uses torch's pool.
+[[maybe_unused]] const bool kScratchInstalled = [] {
+  set_scratch_allocator(std::make_shared<CachingScratchAllocator>());
+  return true;
+}();
+
+}  // namespace
+
+TensorChecks& TensorChecks::required(const at::Tensor& tensor, std::string_view param) {
+  if (!tensor.defined()) [[unlikely]] {
+    fail(param, "is an undefined tensor; a defined CUDA tensor is required");
+  }
+  const c10::Device device = tensor.device();
+  if (!device.is_cuda()) [[unlikely]] {
+    fail(param, device.is_cpu() ? "is a CPU tensor; tritonrt launches kernels on CUDA tensors only"
+                                : "is on device " + device.str() + "; tritonrt launches kernels on CUDA tensors only");
+  }
+  if (device_ < 0) {
+    device_ = device.index();
+  } else if (device.index() != device_) [[unlikely]] {
+    fail(param, "is on " + device.str() + " but the tensor arguments before it are on " +
+                    c10::Device(c10::DeviceType::CUDA, device_).str());
+  }
+  if (!to_dtype(tensor.scalar_type())) [[unlikely]] {
+    fail(param, std::string("has dtype ") + c10::toString(tensor.scalar_type()) + ", which Triton has no type for");
+  }
+  return *this;
+}
+
+void TensorChecks::fail(std::string_view param, const std::string& problem) const {
+  std::string message = kernel_ ? "tritonrt: kernel '" + std::string(owner_) + "', parameter '" + std::string(param) + "' "
+                                : std::string(owner_) + ": argument '" + std::string(param) + "' ";
+  throw ArgumentError(message + problem);
+}
+
+DType checked_dtype(c10::ScalarType type, std::string_view owner, std::string_view param) {
+  if (const auto dtype = to_dtype(type)) [[likely]] return *dtype;
+  throw ArgumentError(std::string(owner) + ": argument '" + std::string(param) + "' has dtype " + c10::toString(type) +
+                      ", which Triton has no type for");
+}
+
+namespace detail {
+
+void throw_undefined_tensor() {
+  throw ArgumentError("tritonrt: an undefined at::Tensor cannot be a kernel argument (pass std::nullopt for None)");
+}
+
+void throw_unsupported_dtype(c10::ScalarType type) {
+  throw ArgumentError(std::string("tritonrt: torch dtype ") + c10::toString(type) + " has no Triton type");
+}
+
+void throw_unsupported_scalar(const c10::Scalar& value) {
+  throw ArgumentError(std::string("tritonrt: a ") + (value.isComplex() ? "complex" : "symbolic") +
+                      " c10::Scalar cannot be a kernel argument; Triton takes bool, int and float scalars");
+}
+
+void launch_on_device(JitFunction& fn, LaunchConfig& config, c10::DeviceIndex device, std::span<const Arg> args) {
+  if (device < 0) device = c10::cuda::current_device();
+  const c10::cuda::CUDAGuard guard(device);
+  if (config.stream == nullptr) config.stream = c10::cuda::getCurrentCUDAStream(device).stream();
+  fn.launch_packed(config, args);
+}
+
+}  // namespace detail
+}  // namespace tritonrt::torch
