@@ -207,4 +207,12 @@ inline void pack_arg(Arg& a, const T& v) {
   ArgTraits<std::decay_t<T>>::pack(a, v);
 }
 
+/// One packed value, built in place (so the defaults it overwrites cost nothing).
+template <class T>
+inline Arg make_arg(const T& v) {
+  Arg a;
+  pack_arg(a, v);
+  return a;
+}
+
 }  // namespace tritonrt

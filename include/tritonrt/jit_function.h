@@ -59,8 +59,7 @@ class JitFunction {
   /// The specialization Triton's JIT would build for these argument values.
   template <class... Args>
   Specialization specialize(const Args&... args) const {
-    std::array<Arg, sizeof...(Args)> packed;
-    pack_all(packed, args...);
+    const std::array<Arg, sizeof...(Args)> packed{make_arg(args)...};
     return specialize_packed(packed);
   }
 
@@ -68,8 +67,7 @@ class JitFunction {
   template <class... Args>
   std::shared_ptr<const Artifact> compile(const Target& target, const CompileOptions& options,
                                           const Args&... args) {
-    std::array<Arg, sizeof...(Args)> packed;
-    pack_all(packed, args...);
+    const std::array<Arg, sizeof...(Args)> packed{make_arg(args)...};
     return compile_packed(target, options, packed);
   }
 
@@ -78,8 +76,7 @@ class JitFunction {
   /// A cache hit allocates nothing, formats no string, takes no lock and calls no Python.
   template <class... Args>
   void operator()(const LaunchConfig& config, const Args&... args) {
-    std::array<Arg, sizeof...(Args)> packed;
-    pack_all(packed, args...);
+    const std::array<Arg, sizeof...(Args)> packed{make_arg(args)...};
     launch_packed(config, packed);
   }
 
@@ -87,8 +84,7 @@ class JitFunction {
   /// loading it if needed), e.g. to inspect its metadata.
   template <class... Args>
   std::shared_ptr<const Artifact> artifact_for(const LaunchConfig& config, const Args&... args) {
-    std::array<Arg, sizeof...(Args)> packed;
-    pack_all(packed, args...);
+    const std::array<Arg, sizeof...(Args)> packed{make_arg(args)...};
     return artifact_for_packed(config, packed);
   }
 
@@ -106,12 +102,6 @@ class JitFunction {
  private:
   struct Impl;
   explicit JitFunction(std::string_view source, std::string_view name);
-
-  template <class... Args>
-  static void pack_all(std::array<Arg, sizeof...(Args)>& packed, const Args&... args) {
-    std::size_t i = 0;
-    (pack_arg(packed[i++], args), ...);
-  }
 
   KernelSignature signature_;
   std::unique_ptr<Impl> impl_;

@@ -52,6 +52,7 @@ JitFunction::JitFunction(std::string_view source, std::string_view name) : impl_
   auto& bridge = detail::PythonBridge::get();
   impl_->kernel = bridge.load_kernel(source, name);
   impl_->rules = &bridge.rules();
+  impl_->param_count = impl_->kernel.signature.params.size();
   signature_ = impl_->kernel.signature;
   if (signature_.params.size() > kMaxParams) {
     throw ArgumentError("tritonrt: kernel '" + signature_.name + "' has " + std::to_string(signature_.params.size()) +

@@ -34,6 +34,7 @@ struct ResolvedCall {
 struct JitFunction::Impl {
   detail::LoadedKernel kernel;
   const detail::SpecializationRules* rules = nullptr;
+  std::size_t param_count = 0;
 
   std::mutex compile_mutex;
   // Compile cache: one entry per (target, options, specialization); concurrent first

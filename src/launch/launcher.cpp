@@ -282,7 +282,7 @@ const detail::CacheEntry& JitFunction::Impl::resolve(JitFunction& fn, const Laun
                                                      DeviceContext*& dc_out) {
   Impl& impl = *this;
   const KernelSignature& sig = fn.signature();
-  const std::size_t n = sig.params.size();
+  const std::size_t n = impl.param_count;
   call.args = given;
   if (given.size() != n) {
     detail::bind_arguments(sig, impl.kernel.defaults, given, call.storage());
