@@ -141,20 +141,16 @@ py::object constexpr_object(const Arg& a) {
 
 }  // namespace
 
-GilReleased::GilReleased() {
-  if (Py_IsInitialized() && PyGILState_Check()) state_ = PyEval_SaveThread();
+}  // namespace tritonrt::detail
+
+extern "C" tritonrt::detail::Compiler* tritonrt_make_compiler() {
+  static tritonrt::detail::PythonCompiler compiler;
+  return &compiler;
 }
 
-GilReleased::~GilReleased() {
-  if (state_ != nullptr) PyEval_RestoreThread(static_cast<PyThreadState*>(state_));
-}
+namespace tritonrt::detail {
 
-PythonBridge& PythonBridge::get() {
-  static PythonBridge bridge;
-  return bridge;
-}
-
-PythonBridge::PythonBridge() {
+PythonCompiler::PythonCompiler() {
   ensure_interpreter();
   py::gil_scoped_acquire gil;
   try {
@@ -182,7 +178,7 @@ PythonBridge::PythonBridge() {
   }
 }
 
-LoadedKernel PythonBridge::load_kernel(std::string_view source, std::string_view name) {
+LoadedKernel PythonCompiler::load_kernel(std::string_view source, std::string_view name) {
   py::gil_scoped_acquire gil;
   nlohmann::json info;
   try {
@@ -244,7 +240,7 @@ LoadedKernel PythonBridge::load_kernel(std::string_view source, std::string_view
   return k;
 }
 
-Artifact PythonBridge::compile(const LoadedKernel& kernel, const Target& target, const CompileOptions& options,
+Artifact PythonCompiler::compile(const LoadedKernel& kernel, const Target& target, const CompileOptions& options,
                                const std::vector<CompileParam>& params) {
   py::gil_scoped_acquire gil;
   Artifact artifact;

@@ -49,9 +49,9 @@ JitFunction& JitFunction::get(std::string_view source, std::string_view name) {
 }
 
 JitFunction::JitFunction(std::string_view source, std::string_view name) : impl_(std::make_unique<Impl>()) {
-  auto& bridge = detail::PythonBridge::get();
-  impl_->kernel = bridge.load_kernel(source, name);
-  impl_->rules = &bridge.rules();
+  auto& compiler = detail::Compiler::get();
+  impl_->kernel = compiler.load_kernel(source, name);
+  impl_->rules = &compiler.rules();
   impl_->param_count = impl_->kernel.signature.params.size();
   signature_ = impl_->kernel.signature;
   if (signature_.params.size() > kMaxParams) {
@@ -116,7 +116,7 @@ std::shared_ptr<const Artifact> JitFunction::compile_packed(const Target& target
   if (owner) {
     try {
       auto artifact = std::make_shared<Artifact>(
-          detail::PythonBridge::get().compile(impl_->kernel, target, options, params));
+          detail::Compiler::get().compile(impl_->kernel, target, options, params));
       artifact->specialization = std::move(spec);
       promise.set_value(std::move(artifact));
     } catch (...) {

@@ -9,7 +9,7 @@
 #include <mutex>
 #include <string>
 
-#include "compiler/python_bridge.h"
+#include "compiler/compiler.h"
 #include "launch/kernel_cache.h"
 #include "tritonrt/jit_function.h"
 
