@@ -21,7 +21,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
-#include <sstream>
 #include <string>
 
 #include "layout.h"
@@ -71,11 +70,19 @@ JitFunction& kernel(const char* file, const char* name) {
   throw ArgumentError(std::string(op) + ": " + problem);
 }
 
+// Shapes as "[2, 3]", built without iostreams: on the H200 machine, inserting a SymInt into
+// a stream this library constructed crashed inside libstdc++ (seen twice, cause not pinned).
+std::string dim_text(std::int64_t v) { return std::to_string(v); }
+std::string dim_text(const c10::SymInt& v) {
+  const auto concrete = v.maybe_as_int();
+  return concrete ? std::to_string(*concrete) : "s?";  // a symbolic size under tracing
+}
+
 template <class Sizes>
 std::string str(const Sizes& sizes) {
-  std::ostringstream s;
-  s << sizes;
-  return s.str();
+  std::string text = "[";
+  for (std::size_t i = 0; i < sizes.size(); ++i) text += (i ? ", " : "") + dim_text(sizes[i]);
+  return text + "]";
 }
 
 Dims dims(at::IntArrayRef values) { return Dims(values.data(), values.size()); }
