@@ -243,6 +243,30 @@ detail::LoadedFunction load(const DeviceContext& dc, std::shared_ptr<const Artif
   return f;
 }
 
+// The scratch buffers of one launch, released (stream-ordered) when it ends, also when a
+// later allocation or the launch itself throws.
+class ScratchLease {
+ public:
+  explicit ScratchLease(void* stream) : stream_(stream) {}
+  void* acquire(std::size_t bytes, std::size_t alignment) {
+    if (allocator_ == nullptr) allocator_ = allocator_slot().current.load(std::memory_order_acquire);
+    void* p = allocator_->allocate(bytes, alignment, stream_);
+    held_[count_++] = p;
+    return p;
+  }
+  ~ScratchLease() {
+    for (int i = 0; i < count_; ++i) allocator_->release(held_[i], stream_);
+  }
+  ScratchLease(const ScratchLease&) = delete;
+  ScratchLease& operator=(const ScratchLease&) = delete;
+
+ private:
+  void* stream_;
+  ScratchAllocator* allocator_ = nullptr;
+  void* held_[2] = {nullptr, nullptr};
+  int count_ = 0;
+};
+
 [[noreturn]] void grid_error(const KernelSignature& sig, const std::string& what) {
   throw ArgumentError("tritonrt: kernel '" + sig.name + "': " + what);
 }
@@ -385,17 +409,16 @@ void JitFunction::launch_packed(const LaunchConfig& config, std::span<const Arg>
   auto& d = Driver::get();
   const auto stream = static_cast<CUstream>(config.stream);
   const std::int64_t programs = grid.x * grid.y * grid.z * k.num_ctas;
-  ScratchAllocator* allocator = nullptr;
-  void* scratch[2] = {nullptr, nullptr};
+  ScratchLease scratch(config.stream);
   const std::int64_t scratch_size[2] = {k.global_scratch_size, k.profile_scratch_size};
   const std::int64_t scratch_align[2] = {k.global_scratch_align, k.profile_scratch_align};
   for (int s = 0; s < 2; ++s) {
+    void* buffer = nullptr;
     if (scratch_size[s] > 0) {
-      if (allocator == nullptr) allocator = allocator_slot().current.load(std::memory_order_acquire);
-      scratch[s] = allocator->allocate(static_cast<std::size_t>(programs * scratch_size[s]),
-                                       static_cast<std::size_t>(scratch_align[s]), config.stream);
+      buffer = scratch.acquire(static_cast<std::size_t>(programs * scratch_size[s]),
+                               static_cast<std::size_t>(scratch_align[s]));
     }
-    scratch_slots[s] = reinterpret_cast<std::uint64_t>(scratch[s]);
+    scratch_slots[s] = reinterpret_cast<std::uint64_t>(buffer);
     params[count++] = &scratch_slots[s];
   }
 
@@ -436,9 +459,6 @@ void JitFunction::launch_packed(const LaunchConfig& config, std::span<const Arg>
     cfg.attrs = attrs;
     cfg.numAttrs = n_attrs;
     result = d.cuLaunchKernelEx(&cfg, k.function, params, nullptr);
-  }
-  for (void* p : scratch) {
-    if (p != nullptr) allocator->release(p, config.stream);
   }
   if (result != CUDA_SUCCESS) [[unlikely]] {
     d.fail(result, "cuLaunchKernel", "launching kernel '" + signature_.name + "'");
