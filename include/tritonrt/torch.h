@@ -128,9 +128,7 @@ void launch(JitFunction& fn, LaunchConfig config, const Args&... args) {
   auto checks = TensorChecks::for_kernel(fn);
   std::size_t index = 0;
   (detail::check_launch_arg(checks, fn, index++, args), ...);
-  std::array<Arg, sizeof...(Args)> packed;
-  index = 0;
-  (pack_arg(packed[index++], args), ...);
+  const std::array<Arg, sizeof...(Args)> packed{make_arg(args)...};
   detail::launch_on_device(fn, config, checks.device(), packed);
 }
 

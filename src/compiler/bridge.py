@@ -108,19 +108,18 @@ def _describe_default(param):
     value = param.default
     if value is inspect.Parameter.empty:
         return {"kind": "absent"}
+    described = {"repr": repr(value)}
     if value is None:
-        return {"kind": "none"}
+        return {**described, "kind": "none"}
     if isinstance(value, bool):
-        return {"kind": "bool", "value": value}
-    if isinstance(value, int):
-        if not -2**63 <= value < 2**64:
-            return {"kind": "object", "repr": repr(value)}
-        return {"kind": "int", "value": value}
+        return {**described, "kind": "bool", "value": value}
+    if isinstance(value, int) and -2**63 <= value < 2**64:
+        return {**described, "kind": "int", "value": value}
     if isinstance(value, float):
-        return {"kind": "float", "value": value}
+        return {**described, "kind": "float", "value": value}
     if isinstance(value, str):
-        return {"kind": "str", "value": value}
-    return {"kind": "object", "repr": repr(value)}
+        return {**described, "kind": "str", "value": value}
+    return {**described, "kind": "object"}
 
 
 def load_kernel(source, name):

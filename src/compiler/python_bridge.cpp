@@ -105,16 +105,6 @@ std::optional<Arg> default_arg(const nlohmann::json& d, std::string& storage) {
   return a;
 }
 
-std::string default_repr(const nlohmann::json& d) {
-  const auto kind = d.at("kind").get<std::string>();
-  if (kind == "absent") return "";
-  if (kind == "object") return d.at("repr").get<std::string>();
-  if (kind == "none") return "None";
-  if (kind == "bool") return d.at("value").get<bool>() ? "True" : "False";
-  if (kind == "str") return "'" + d.at("value").get<std::string>() + "'";
-  return d.at("value").dump();
-}
-
 py::object key_object(ParamSpec::Key key) {
   switch (key) {
     case ParamSpec::Key::none: return py::none();
@@ -206,7 +196,7 @@ LoadedKernel PythonCompiler::load_kernel(std::string_view source, std::string_vi
     pi.annotation = p.at("annotation").get<std::string>();
     pi.annotation_type = p.at("annotation_type").get<std::string>();
     pi.has_default = p.at("default").at("kind").get<std::string>() != "absent";
-    pi.default_repr = default_repr(p.at("default"));
+    if (pi.has_default) pi.default_repr = p.at("default").at("repr").get<std::string>();
     ParamRule rule;
     rule.is_constexpr = pi.is_constexpr;
     rule.is_const = pi.is_const;

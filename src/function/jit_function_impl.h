@@ -46,6 +46,8 @@ struct JitFunction::Impl {
   std::atomic<detail::DeviceContext*> contexts{nullptr};
   std::vector<std::unique_ptr<detail::DeviceContext>> owned_contexts;
 
+  /// This function's table for a device context (a CUcontext), if it has one yet; lock-free.
+  detail::DeviceContext* find_context(void* ctx) const noexcept;
   /// The cache entry (kernel loaded in the launch's context) for a call, creating it on a miss.
   const detail::CacheEntry& resolve(JitFunction& fn, const LaunchConfig& config, ResolvedCall& call,
                                     std::span<const Arg> given, detail::DeviceContext*& context);

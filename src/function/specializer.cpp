@@ -64,22 +64,23 @@ Key int_key(const SpecializationRules& rules, const ParamRule& p, const IntValue
   return divisibility_key(p, v.u, HotRules(rules).int_mask);
 }
 
-// A runtime parameter whose type is fixed (by annotation or by tritonrt::scalar).
+// A runtime parameter whose type is fixed (by annotation or by tritonrt::scalar). Runs on
+// the launch path: the type's name is only spelled out for an error.
 ParamCode specialize_fixed(const SpecializationRules& rules, const ParamRule& p, std::uint8_t code,
                            const Arg& a, ArgKind stored, const KernelSignature& sig, std::size_t index) {
-  const std::string type = type_name(rules, code);
+  auto type = [&] { return type_name(rules, code); };
   if (TypeCode::is_pointer(code)) {
-    if (a.kind != ArgKind::pointer) fail(sig, index, "expected a device pointer for type " + type + ", got " + describe(a));
+    if (a.kind != ArgKind::pointer) fail(sig, index, "expected a device pointer for type " + type() + ", got " + describe(a));
     return {code, divisibility_key(p, a.value.u, HotRules(rules).pointer_mask)};
   }
   const DType t = TypeCode::dtype(code);
-  if (!is_number(stored)) fail(sig, index, "expected a number for type " + type + ", got " + describe(a));
+  if (!is_number(stored)) fail(sig, index, "expected a number for type " + type() + ", got " + describe(a));
   if (stored == ArgKind::real) {
-    if (!is_float_type(t)) fail(sig, index, "expected an integer for type " + type + ", got a floating-point value");
+    if (!is_float_type(t)) fail(sig, index, "expected an integer for type " + type() + ", got a floating-point value");
     return {code, Key::none};
   }
   const IntValue v = int_value(stored, a);
-  if (!fits(t, v)) fail(sig, index, "value " + int_text(v) + " does not fit type " + type);
+  if (!fits(t, v)) fail(sig, index, "value " + int_text(v) + " does not fit type " + type());
   // Triton never specializes floating-point or boolean runtime parameters.
   if (t == DType::u1 || is_float_type(t) || !p.specialize) return {code, Key::none};
   return {code, int_key(rules, p, v)};

@@ -301,6 +301,12 @@ std::int64_t BoundArgs::integer(std::string_view name) const {
 
 JitFunction::Impl::~Impl() = default;
 
+detail::DeviceContext* JitFunction::Impl::find_context(void* ctx) const noexcept {
+  DeviceContext* dc = contexts.load(std::memory_order_acquire);
+  while (dc != nullptr && dc->context != ctx) dc = dc->next;
+  return dc;
+}
+
 const detail::CacheEntry& JitFunction::Impl::resolve(JitFunction& fn, const LaunchConfig& config,
                                                      ResolvedCall& call, std::span<const Arg> given,
                                                      DeviceContext*& dc_out) {
@@ -335,8 +341,7 @@ const detail::CacheEntry& JitFunction::Impl::resolve(JitFunction& fn, const Laun
   call.hash = detail::hash_finish(hash, options);
 
   const CUcontext ctx = launch_context(config.stream);
-  DeviceContext* dc = impl.contexts.load(std::memory_order_acquire);
-  while (dc != nullptr && dc->context != ctx) dc = dc->next;
+  DeviceContext* dc = impl.find_context(ctx);
   if (dc != nullptr) {
     if (const auto* hit = dc->find(call.hash, codes, call.args, options)) {
       dc_out = dc;
@@ -347,7 +352,7 @@ const detail::CacheEntry& JitFunction::Impl::resolve(JitFunction& fn, const Laun
   detail::GilReleased unlocked;
   std::lock_guard lock(impl.launch_mutex);
   if (dc == nullptr) {
-    for (dc = impl.contexts.load(std::memory_order_acquire); dc != nullptr && dc->context != ctx;) dc = dc->next;
+    dc = impl.find_context(ctx);  // another thread may have added it meanwhile
     if (dc == nullptr) {
       auto created = make_device_context(ctx);
       created->next = impl.contexts.load(std::memory_order_relaxed);
