@@ -8,9 +8,11 @@
 // Each figure is the median over repetitions of back-to-back calls on torch's current
 // stream, the device synchronized between repetitions outside the timed region.
 // Targets: the tritonrt op <= at::add from C++ and <= torch.add from Python. For reference it
-// also shows the op's kernel launched alone and the op called through its overload object.
+// also shows the op's kernel launched alone, both ops called boxed (as torch.ops calls them),
+// the op called through its overload object, and aten's add through torch.ops.
 
 #include <ATen/ATen.h>
+#include <ATen/EmptyTensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAStream.h>
@@ -97,13 +99,43 @@ int run(const std::string& results_path) {
       (package_dir / "tritonrt_ops" / "kernels" / "tritonrt_elementwise.py").string(), "add_kernel");
   const at::Tensor out = at::empty_like(x);
   const auto alpha = tritonrt::scalar(tritonrt::DType::fp32, 1.0);
+  // Boxed calls, as torch.ops calls an operator from Python: the arguments in a stack of
+  // IValues. What Python adds on top of these is its binding.
+  const auto boxed = [&](const c10::OperatorHandle& handle) {
+    return [&x, &y, &handle] {
+      torch::jit::Stack stack{x, y, c10::Scalar(1)};
+      handle.callBoxed(stack);
+    };
+  };
+  const c10::OperatorHandle op_handle = c10::Dispatcher::singleton().findSchemaOrThrow("tritonrt::add", "");
+  const c10::OperatorHandle aten_handle = c10::Dispatcher::singleton().findSchemaOrThrow("aten::add", "Tensor");
   auto times = measure({{"cpp_tritonrt_op", [&] { op.call(x, y, 1); }},
                         {"cpp_at_add", [&] { at::add(x, y); }},
+                        {"cpp_tritonrt_op_boxed", boxed(op_handle)},
+                        {"cpp_at_add_boxed", boxed(aten_handle)},
                         {"cpp_tritonrt_launch",
                          [&] {
                            tritonrt::torch::launch(kernel, {.grid = {1}}, x, y, out, alpha, int64_t{kElements}, 1024,
                                                    tritonrt::DType::fp32);
                          }}});
+
+  // Where the op's host time goes: the pieces of one call, each alone (a diagnostic).
+  const auto stream = c10::cuda::getCurrentCUDAStream();
+  const auto pieces = measure(
+      {{"op_body", [&] { op.redispatch(c10::DispatchKeySet(c10::DispatchKey::CUDA), x, y, 1); }},
+       {"core_launch",
+        [&] {
+          kernel({.grid = {1}, .stream = stream.stream()}, x, y, out, alpha, int64_t{kElements}, 1024,
+                 tritonrt::DType::fp32);
+        }},
+       {"new_tensor",
+        [&] {
+          at::detail::empty_generic({kElements}, at::cuda::getCUDADeviceAllocator(),
+                                    c10::DispatchKeySet(c10::DispatchKey::CUDA), at::kFloat, std::nullopt);
+        }},
+       {"device_scope", [&] { const tritonrt::torch::DeviceScope scope(x.get_device()); }},
+       {"current_stream", [&] { (void)c10::cuda::getCurrentCUDAStream(x.get_device()); }},
+       {"tensor_checks", [&] { tritonrt::torch::TensorChecks("add").required(x, "x").required(y, "y").required(out, "out"); }}});
 
   // The Python side, in a Python process of its own as users run it.
   const std::filesystem::path python_results =
@@ -126,9 +158,12 @@ int run(const std::string& results_path) {
       {"cpp_at_add", "C++     at::add"},
       {"cpp_tritonrt_op", "C++     tritonrt::add op (dispatcher)"},
       {"cpp_tritonrt_launch", "C++     its kernel alone (torch::launch)"},
+      {"cpp_at_add_boxed", "C++     aten::add boxed (callBoxed)"},
+      {"cpp_tritonrt_op_boxed", "C++     tritonrt::add boxed (callBoxed)"},
       {"py_torch_add", "Python  torch.add"},
       {"py_tritonrt_op", "Python  torch.ops.tritonrt.add"},
       {"py_tritonrt_op_overload", "Python  torch.ops.tritonrt.add.default"},
+      {"py_aten_op", "Python  torch.ops.aten.add (same binding)"},
       {"py_triton_kernel", "Python  add_kernel[grid](...) in a wrapper"}};
   const std::string device = at::cuda::getCurrentDeviceProperties()->name;
   std::printf("host time per call: add of two %d-element fp32 tensors on %s\n", kElements, device.c_str());
@@ -141,6 +176,21 @@ int run(const std::string& results_path) {
     std::printf("%-46s %9.2f %9.2f %9.2f\n", label, s[key].median, s[key].p10, s[key].p90);
     results[key] = {{"median_us", s[key].median}, {"p10_us", s[key].p10}, {"p90_us", s[key].p90}};
   }
+  std::printf("\nwhere the tritonrt op's time goes (each piece alone, median us per call)\n\n");
+  const std::pair<const char*, const char*> piece_rows[] = {
+      {"op_body", "op's CUDA kernel, no dispatcher (redispatch)"},
+      {"core_launch", "JitFunction launch, stream given (no adapter)"},
+      {"new_tensor", "output tensor from the caching allocator"},
+      {"device_scope", "DeviceScope, device already current"},
+      {"current_stream", "getCurrentCUDAStream"},
+      {"tensor_checks", "TensorChecks of 3 tensors"}};
+  nlohmann::json breakdown;
+  for (const auto& [key, label] : piece_rows) {
+    const Stats p = stats(pieces.at(key));
+    std::printf("%-46s %9.3f\n", label, p.median);
+    breakdown[key] = {{"median_us", p.median}, {"p10_us", p.p10}, {"p90_us", p.p90}};
+  }
+
   const bool cpp_target = s["cpp_tritonrt_op"].median <= s["cpp_at_add"].median;
   const bool python_target = s["py_tritonrt_op"].median <= s["py_torch_add"].median;
   std::printf("\ntarget: tritonrt op <= at::add from C++:      %s (%.2f vs %.2f us)\n", cpp_target ? "met" : "MISSED",
@@ -158,6 +208,7 @@ int run(const std::string& results_path) {
       {"torch", python_part.at("torch")},
       {"triton", python_part.at("triton")},
       {"results", results},
+      {"op_breakdown", breakdown},
       {"targets", {{"cpp_tritonrt_op_le_at_add", cpp_target}, {"py_tritonrt_op_le_torch_add", python_target}}}};
   std::filesystem::create_directories(std::filesystem::absolute(results_path).parent_path());
   std::ofstream(results_path) << report.dump(2) << "\n";

@@ -45,6 +45,7 @@ def main():
         "py_tritonrt_op": lambda: torch.ops.tritonrt.add(x, y),
         "py_tritonrt_op_overload": lambda: torch.ops.tritonrt.add.default(x, y),
         "py_torch_add": lambda: torch.add(x, y),
+        "py_aten_op": lambda: torch.ops.aten.add(x, y),
         "py_triton_kernel": lambda: triton_add(x, y),
     }
     for name, call in variants.items():

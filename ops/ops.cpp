@@ -9,10 +9,13 @@
 
 #include <ATen/ExpandUtils.h>
 #include <ATen/core/dispatch/Dispatcher.h>
-#include <ATen/cuda/EmptyTensor.h>
+#include <ATen/EmptyTensor.h>
+#include <ATen/cuda/CUDAContextLight.h>
+#include <ATen/native/TypeProperties.h>
 #include <ATen/ops/empty.h>
-#include <ATen/ops/result_type.h>
 #include <c10/core/WrapDimMinimal.h>
+#include <torch/csrc/autograd/functions/basic_ops.h>
+#include <torch/csrc/autograd/functions/utils.h>
 #include <dlfcn.h>
 #include <torch/library.h>
 
@@ -22,6 +25,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "layout.h"
 #include "tritonrt/torch.h"
@@ -118,8 +122,11 @@ DType compute_dtype(ScalarType t) {
   return DType::i64;
 }
 
-at::Tensor new_cuda_tensor(at::IntArrayRef sizes, ScalarType dtype, c10::DeviceIndex device) {
-  return at::detail::empty_cuda(sizes, dtype, c10::Device(c10::DeviceType::CUDA, device), std::nullopt);
+// A new contiguous tensor on the scope's device, from torch's caching allocator (which
+// serves the current device: the scope makes it the tensors' one).
+at::Tensor new_cuda_tensor(const torch::DeviceScope&, at::IntArrayRef sizes, ScalarType dtype) {
+  return at::detail::empty_generic(sizes, at::cuda::getCUDADeviceAllocator(), c10::DispatchKeySet(c10::DispatchKey::CUDA),
+                                   dtype, std::nullopt);
 }
 
 at::Tensor new_meta_tensor(c10::SymIntArrayRef sizes, ScalarType dtype) {
@@ -165,7 +172,13 @@ ScalarType binary_result(const at::Tensor* a, const char* a_name, const at::Tens
                          const c10::Scalar& alpha, const char* op) {
   if (a != nullptr) check_input(a->scalar_type(), op, a_name);
   check_input(b.scalar_type(), op, b_name);
-  const ScalarType result = a != nullptr ? at::result_type(*a, b) : b.scalar_type();
+  ScalarType result = b.scalar_type();
+  if (a != nullptr) {  // aten's promotion (at::result_type), without a trip through the dispatcher
+    at::native::ResultTypeState state{};
+    state = at::native::update_result_type_state(*a, state);
+    state = at::native::update_result_type_state(b, state);
+    result = at::native::result_type(state);
+  }
   check_result(result, op);
   check_alpha(result, alpha, op);
   return result;
@@ -185,7 +198,8 @@ at::Tensor binary_cuda(const char* op, const A& a_arg, const char* a_name, const
   const ScalarType result = binary_result(a, a_name, b, b_name, alpha, op);
   const bool same_shape = a == nullptr || a->sizes().equals(b.sizes());
   const c10::DimVector shape = same_shape ? c10::DimVector(b.sizes()) : at::infer_size_dimvector(a->sizes(), b.sizes());
-  at::Tensor out = new_cuda_tensor(shape, result, checks.device());
+  const torch::DeviceScope scope(checks.device());
+  at::Tensor out = new_cuda_tensor(scope, shape, result);
   const std::int64_t n = out.numel();
   if (n == 0) return out;
   const DType compute = compute_dtype(result);
@@ -194,7 +208,7 @@ at::Tensor binary_cuda(const char* op, const A& a_arg, const char* a_name, const
   static JitFunction& flat = kernel(kElementwise, "add_kernel");
 
   if (same_shape && b.is_contiguous() && (a == nullptr || a->is_contiguous())) {
-    torch::launch(flat, {.grid = grid}, a_arg, b, out, alpha_value, n, kElementwiseBlock, compute);
+    torch::launch(scope, flat, {.grid = grid}, a_arg, b, out, alpha_value, n, kElementwiseBlock, compute);
     return out;
   }
   ElementwiseLayout layout;
@@ -205,18 +219,18 @@ at::Tensor binary_cuda(const char* op, const A& a_arg, const char* a_name, const
     const at::Tensor b_dense = b.expand(shape).contiguous();
     const std::optional<at::Tensor> a_dense =
         a != nullptr ? std::optional<at::Tensor>(a->expand(shape).contiguous()) : std::nullopt;
-    torch::launch(flat, {.grid = grid}, a_dense, b_dense, out, alpha_value, n, kElementwiseBlock, compute);
+    torch::launch(scope, flat, {.grid = grid}, a_dense, b_dense, out, alpha_value, n, kElementwiseBlock, compute);
     return out;
   }
   const auto& sa = layout.strides[0];
   const auto& sb = layout.strides[1];
   if (layout.ndim <= 1 && (a == nullptr || sa[kMaxDims - 1] == 1) && sb[kMaxDims - 1] == 1) {
-    torch::launch(flat, {.grid = grid}, a_arg, b, out, alpha_value, n, kElementwiseBlock, compute);
+    torch::launch(scope, flat, {.grid = grid}, a_arg, b, out, alpha_value, n, kElementwiseBlock, compute);
     return out;
   }
   static JitFunction& strided = kernel(kElementwise, "add_strided_kernel");
   const auto& size = layout.sizes;
-  torch::launch(strided, {.grid = grid}, a_arg, b, out, alpha_value, n, size[1], size[2], size[3], sa[0], sa[1], sa[2],
+  torch::launch(scope, strided, {.grid = grid}, a_arg, b, out, alpha_value, n, size[1], size[2], size[3], sa[0], sa[1], sa[2],
                 sa[3], sb[0], sb[1], sb[2], sb[3], kElementwiseBlock, compute);
   return out;
 }
@@ -285,13 +299,14 @@ at::Tensor sum_cuda(const at::Tensor& self, std::int64_t dim, bool keepdim, std:
   checks.required(self, "self");
   const ScalarType result = sum_result(self, dtype);
   dim = c10::maybe_wrap_dim(dim, self.dim());
-  at::Tensor out = new_cuda_tensor(reduced_shape<at::IntArrayRef, c10::DimVector>(self.sizes(), dim, keepdim), result,
-                                   checks.device());
+  const torch::DeviceScope scope(checks.device());
+  at::Tensor out = new_cuda_tensor(scope, reduced_shape<at::IntArrayRef, c10::DimVector>(self.sizes(), dim, keepdim),
+                                   result);
   if (out.numel() == 0) return out;
   Reduction plan;
   const auto input = reduction_input(self, dim, plan);
   static JitFunction& k = kernel(kReduction, "sum_kernel");
-  torch::launch(k, {.grid = {cdiv(plan.rows, plan.block_j)}}, *input, out, plan.rows, plan.length, plan.inner,
+  torch::launch(scope, k, {.grid = {cdiv(plan.rows, plan.block_j)}}, *input, out, plan.rows, plan.length, plan.inner,
                 plan.stride_outer, plan.stride_r, plan.stride_inner, plan.block_j, plan.block_r, compute_dtype(result));
   return out;
 }
@@ -307,12 +322,13 @@ at::Tensor softmax_cuda(const at::Tensor& self, std::int64_t dim) {
   checks.required(self, "self");
   check_float(self, "tritonrt::softmax", "self");
   dim = c10::maybe_wrap_dim(dim, self.dim());
-  at::Tensor out = new_cuda_tensor(self.sizes(), self.scalar_type(), checks.device());
+  const torch::DeviceScope scope(checks.device());
+  at::Tensor out = new_cuda_tensor(scope, self.sizes(), self.scalar_type());
   if (out.numel() == 0) return out;
   Reduction plan;
   const auto input = reduction_input(self, dim, plan);
   static JitFunction& k = kernel(kReduction, "softmax_kernel");
-  torch::launch(k, {.grid = {cdiv(plan.rows, plan.block_j)}}, *input, out, plan.rows, plan.length, plan.inner,
+  torch::launch(scope, k, {.grid = {cdiv(plan.rows, plan.block_j)}}, *input, out, plan.rows, plan.length, plan.inner,
                 plan.stride_outer, plan.stride_r, plan.stride_inner, plan.block_j, plan.block_r,
                 compute_dtype(self.scalar_type()));
   return out;
@@ -369,7 +385,8 @@ at::Tensor layer_norm_cuda(const at::Tensor& input, at::IntArrayRef normalized_s
   TensorChecks checks("tritonrt::layer_norm");
   checks.required(input, "input").optional(weight, "weight").optional(bias, "bias");
   check_layer_norm(input, normalized_shape, weight, bias);
-  at::Tensor out = new_cuda_tensor(input.sizes(), input.scalar_type(), checks.device());
+  const torch::DeviceScope scope(checks.device());
+  at::Tensor out = new_cuda_tensor(scope, input.sizes(), input.scalar_type());
   if (out.numel() == 0) return out;
   std::int64_t n = 1;
   for (const std::int64_t s : normalized_shape) n *= s;
@@ -378,7 +395,7 @@ at::Tensor layer_norm_cuda(const at::Tensor& input, at::IntArrayRef normalized_s
   const std::int64_t block = std::min(next_pow2(n), kLayerNormMaxBlock);
   const DType acc = compute_dtype(input.scalar_type());
   static JitFunction& k = kernel(kLayerNorm, "layer_norm_kernel");
-  torch::launch(k, {.grid = {rows}, .options = {.num_warps = block >= 2048 ? 8 : 4}}, *x, contiguous(weight),
+  torch::launch(scope, k, {.grid = {rows}, .options = {.num_warps = block >= 2048 ? 8 : 4}}, *x, contiguous(weight),
                 contiguous(bias), out, n, scalar(acc, eps), block, acc);
   return out;
 }
@@ -419,10 +436,11 @@ at::Tensor matmul_cuda(const at::Tensor& a, const at::Tensor& b) {
   checks.required(a, "a").required(b, "b");
   check_matmul(a, b);
   const std::int64_t m = a.size(0), n = b.size(1), k = a.size(1);
-  at::Tensor out = new_cuda_tensor({m, n}, a.scalar_type(), checks.device());
+  const torch::DeviceScope scope(checks.device());
+  at::Tensor out = new_cuda_tensor(scope, {m, n}, a.scalar_type());
   if (out.numel() == 0) return out;  // k == 0 still launches: the kernel writes zeros
   static JitFunction& kern = kernel(kMatmul, "matmul_kernel");
-  torch::launch(kern, {.grid = {cdiv(m, kTileM) * cdiv(n, kTileN)}, .options = kMatmulOptions}, a, b, out, m, n, k,
+  torch::launch(scope, kern, {.grid = {cdiv(m, kTileM) * cdiv(n, kTileN)}, .options = kMatmulOptions}, a, b, out, m, n, k,
                 a.stride(0), a.stride(1), b.stride(0), b.stride(1), out.stride(0), out.stride(1), kTileM, kTileN, kTileK,
                 kGroupM);
   return out;
@@ -449,6 +467,30 @@ void reject_cpu(const c10::OperatorHandle& op, ::torch::jit::Stack* stack) {
     if (value.isTensor()) checks.required(value.toTensor(), params[i].name());
   }
   throw ArgumentError(schema.name() + ": runs on CUDA tensors only");
+}
+
+// Registered for Autograd: the ops have no derivatives. A result computed from tensors that
+// require grad gets a grad_fn that raises "derivative for tritonrt::add is not implemented"
+// on backward, as aten's own non-differentiable ops do (torch's fallback would only warn and
+// leave the inputs without a gradient).
+void no_derivative(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch::jit::Stack* stack) {
+  const std::size_t first = stack->size() - op.schema().arguments().size();
+  std::vector<at::Tensor> inputs;  // only filled when a gradient would be asked for
+  if (at::GradMode::is_enabled()) {
+    for (std::size_t i = first; i < stack->size(); ++i) {
+      const c10::IValue& value = (*stack)[i];
+      if (value.isTensor() && value.toTensor().requires_grad()) inputs.push_back(value.toTensor());
+    }
+  }
+  {
+    const at::AutoDispatchBelowADInplaceOrView below_autograd;
+    op.redispatchBoxed(keys & c10::after_autograd_keyset, stack);
+  }
+  if (inputs.empty()) return;
+  std::shared_ptr<::torch::autograd::NotImplemented> node(new ::torch::autograd::NotImplemented(op.schema().name()),
+                                                          ::torch::autograd::deleteNode);
+  node->set_next_edges(::torch::autograd::collect_next_edges(inputs));
+  ::torch::autograd::set_history(stack->back().toTensor(), node);
 }
 
 }  // namespace
@@ -482,6 +524,12 @@ TORCH_LIBRARY_IMPL(tritonrt, Meta, m) {
   m.impl("axpy", TORCH_FN(axpy_meta));
   m.impl("layer_norm", TORCH_FN(layer_norm_meta));
   m.impl("matmul", TORCH_FN(matmul_meta));
+}
+
+TORCH_LIBRARY_IMPL(tritonrt, Autograd, m) {
+  for (const char* op : tritonrt::ops::kOps) {
+    m.impl(op, torch::CppFunction::makeFromBoxedFunction<&tritonrt::ops::no_derivative>());
+  }
 }
 
 TORCH_LIBRARY_IMPL(tritonrt, CPU, m) {

@@ -87,6 +87,26 @@ class TensorChecks {
 /// Triton has none.
 DType checked_dtype(c10::ScalarType type, std::string_view owner, std::string_view param);
 
+/// Makes a CUDA device current for its lifetime and then restores the one before, as
+/// c10::cuda::CUDAGuard does; when the device is current already (the usual case) it costs
+/// one cudaGetDevice and restores nothing. An operator opens one for the tensors' device
+/// around its output allocations and launches:
+///
+///     const tritonrt::torch::DeviceScope scope(checks.device());
+///     at::Tensor out = at::empty(sizes, self.options());   // allocated on that device
+class DeviceScope {
+ public:
+  explicit DeviceScope(c10::DeviceIndex device);
+  ~DeviceScope();
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+  c10::DeviceIndex device() const noexcept { return device_; }
+
+ private:
+  c10::DeviceIndex device_;
+  c10::DeviceIndex previous_ = -1;  // the device to restore, -1 when none was changed
+};
+
 namespace detail {
 
 [[noreturn]] void throw_undefined_tensor();
@@ -114,22 +134,43 @@ void check_launch_arg(TensorChecks& checks, const JitFunction& fn, std::size_t i
   }
 }
 
-/// Sets the device for the launch, picks torch's current stream unless one was given, launches.
+/// Makes the device current for the launch, picks torch's current stream unless one was
+/// given, launches.
 void launch_on_device(JitFunction& fn, LaunchConfig& config, c10::DeviceIndex device, std::span<const Arg> args);
+
+/// The same under the caller's scope: `device` (the tensors', -1 for none) must be its device.
+void launch_in_scope(JitFunction& fn, LaunchConfig& config, const DeviceScope& scope, c10::DeviceIndex device,
+                     std::span<const Arg> args);
+
+template <class... Args>
+TensorChecks check_launch_args(const JitFunction& fn, const Args&... args) {
+  auto checks = TensorChecks::for_kernel(fn);
+  std::size_t index = 0;
+  (check_launch_arg(checks, fn, index++, args), ...);
+  return checks;
+}
 
 }  // namespace detail
 
 /// Launches `fn` on tensors: checks every tensor argument (see TensorChecks; errors name the
-/// kernel and parameter), then runs under a guard for the tensors' device on that device's
-/// current CUDA stream, as torch's own kernels do. A `config.stream` other than nullptr is
-/// used as given. Kernel scratch memory comes from torch's caching allocator.
+/// kernel and parameter), then runs with the tensors' device current (a DeviceScope) on that
+/// device's current CUDA stream, as torch's own kernels do. A `config.stream` other than
+/// nullptr is used as given. Kernel scratch memory comes from torch's caching allocator.
 template <class... Args>
 void launch(JitFunction& fn, LaunchConfig config, const Args&... args) {
-  auto checks = TensorChecks::for_kernel(fn);
-  std::size_t index = 0;
-  (detail::check_launch_arg(checks, fn, index++, args), ...);
+  const auto checks = detail::check_launch_args(fn, args...);
   const std::array<Arg, sizeof...(Args)> packed{make_arg(args)...};
   detail::launch_on_device(fn, config, checks.device(), packed);
+}
+
+/// Launches as above inside an operator that holds a DeviceScope already (it opened one to
+/// allocate its outputs): the tensors must be on `scope.device()`, an ArgumentError
+/// otherwise, and the current device is not looked up again.
+template <class... Args>
+void launch(const DeviceScope& scope, JitFunction& fn, LaunchConfig config, const Args&... args) {
+  const auto checks = detail::check_launch_args(fn, args...);
+  const std::array<Arg, sizeof...(Args)> packed{make_arg(args)...};
+  detail::launch_in_scope(fn, config, scope, checks.device(), packed);
 }
 
 }  // namespace tritonrt::torch

@@ -5,7 +5,7 @@
 
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
-#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAStream.h>
 
 #include <memory>
@@ -80,6 +80,20 @@ DType checked_dtype(c10::ScalarType type, std::string_view owner, std::string_vi
                       ", which Triton has no type for");
 }
 
+DeviceScope::DeviceScope(c10::DeviceIndex device) : device_(device) {
+  if (device < 0) throw ArgumentError("tritonrt: DeviceScope needs a CUDA device index, got " + std::to_string(device));
+  // A device switch torch deferred (set_device to a device without a context yet) happens
+  // at torch's next stream lookup: apply it now, so that the device seen here stays current.
+  c10::cuda::SetTargetDevice();
+  c10::DeviceIndex current = -1;
+  C10_CUDA_CHECK(c10::cuda::GetDevice(&current));
+  if (current != device) previous_ = c10::cuda::ExchangeDevice(device);
+}
+
+DeviceScope::~DeviceScope() {
+  if (previous_ >= 0) C10_CUDA_CHECK_WARN(c10::cuda::MaybeSetDevice(previous_));
+}
+
 namespace detail {
 
 void throw_undefined_tensor() {
@@ -95,10 +109,22 @@ void throw_unsupported_scalar(const c10::Scalar& value) {
                       " c10::Scalar cannot be a kernel argument; Triton takes bool, int and float scalars");
 }
 
+// The device matters to a launch on the legacy default stream (it runs in the current
+// context) and to scratch allocations (torch's allocator serves the current device).
 void launch_on_device(JitFunction& fn, LaunchConfig& config, c10::DeviceIndex device, std::span<const Arg> args) {
   if (device < 0) device = c10::cuda::current_device();
-  const c10::cuda::CUDAGuard guard(device);
-  if (config.stream == nullptr) config.stream = c10::cuda::getCurrentCUDAStream(device).stream();
+  const DeviceScope scope(device);
+  launch_in_scope(fn, config, scope, device, args);
+}
+
+void launch_in_scope(JitFunction& fn, LaunchConfig& config, const DeviceScope& scope, c10::DeviceIndex device,
+                     std::span<const Arg> args) {
+  if (device >= 0 && device != scope.device()) [[unlikely]] {
+    throw ArgumentError("tritonrt: kernel '" + fn.signature().name + "': its tensors are on " +
+                        c10::Device(c10::DeviceType::CUDA, device).str() + " but the DeviceScope is for " +
+                        c10::Device(c10::DeviceType::CUDA, scope.device()).str());
+  }
+  if (config.stream == nullptr) config.stream = c10::cuda::getCurrentCUDAStream(scope.device()).stream();
   fn.launch_packed(config, args);
 }
 

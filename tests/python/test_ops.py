@@ -154,6 +154,30 @@ def test_fake_cuda_tensors_trace_without_a_gpu(ops):
         assert (out.shape, out.dtype, out.device.type) == ((4, 8), torch.float16, "cuda")
 
 
+# One call per op whose inputs include a tensor that requires grad (the first argument).
+GRAD_CALLS = {
+    "add": lambda o, t: o.add(t, meta(3)),
+    "sum": lambda o, t: o.sum(t, 0),
+    "softmax": lambda o, t: o.softmax(t),
+    "axpy": lambda o, t: o.axpy(t, None, 2.0),
+    "layer_norm": lambda o, t: o.layer_norm(t, [3]),
+    "matmul": lambda o, t: o.matmul(t.to(torch.float16).reshape(1, 3), meta(3, 2, dtype=torch.float16)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRAD_CALLS))
+def test_backward_through_an_op_is_an_error(ops, name):
+    """The ops have no derivatives: backward says so, as for aten's non-differentiable ops."""
+    x = meta(3).requires_grad_()
+    out = GRAD_CALLS[name](ops, x)
+    assert out.requires_grad
+    with pytest.raises(RuntimeError, match=f"derivative for tritonrt::{name} is not implemented"):
+        out.sum().backward()
+    with torch.no_grad():
+        assert not GRAD_CALLS[name](ops, x).requires_grad
+    assert not GRAD_CALLS[name](ops, meta(3)).requires_grad
+
+
 def pipeline(ops, x, y, w):
     h = ops.add(x, y, alpha=2)
     h = ops.layer_norm(h, [h.shape[-1]], w, None)

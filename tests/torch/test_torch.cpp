@@ -9,6 +9,8 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <dlfcn.h>
@@ -212,6 +214,11 @@ TEST(Adapter, LaunchChecksNameTheKernelAndParameter) {
   EXPECT_EQ(argument_error([&] { torch::launch(fn, {.grid = {1}}, fake_cuda(0), fake_cuda(1), 16, 16); }),
             "tritonrt: kernel 'copy_tile_kernel', parameter 'out_ptr' is on cuda:1 but the tensor arguments before it "
             "are on cuda:0");
+}
+
+TEST(Adapter, DeviceScopeNeedsADeviceIndex) {
+  EXPECT_EQ(argument_error([] { const torch::DeviceScope scope(-1); }),
+            "tritonrt: DeviceScope needs a CUDA device index, got -1");
 }
 
 // --- the ops' index planning (ops/layout.h) -----------------------------------------------------
@@ -781,6 +788,44 @@ TEST_F(GpuOps, RunsOnTheTensorsDeviceUnderAGuard) {
   const at::Tensor out = tritonrt_add(x, x);
   EXPECT_EQ(out.device(), x.device());
   EXPECT_TRUE(close(out, at::add(x, x), {0, 0}));
+  EXPECT_EQ(c10::cuda::current_device(), 0);  // the caller's device is current again
+}
+
+// torch defers set_device to a device that has no context yet until its next stream lookup;
+// the op must still allocate and launch on the tensors' device.
+TEST_F(GpuOps, RunsOnTheTensorsDeviceWhileASwitchIsDeferred) {
+  if (::torch::cuda::device_count() < 2) GTEST_SKIP() << "needs a second GPU";
+  const at::Tensor x = random({1000}, ScalarType::Float);  // on cuda:0
+  if (c10::cuda::hasPrimaryContext(1)) GTEST_SKIP() << "cuda:1 has a context already: no switch would be deferred";
+  C10_CUDA_CHECK(c10::cuda::MaybeSetDevice(1));
+  const at::Tensor out = tritonrt_add(x, x);
+  EXPECT_EQ(out.device(), x.device());
+  EXPECT_TRUE(close(out, at::add(x, x), {0, 0}));
+}
+
+TEST_F(GpuOps, DeviceScopeSwitchesOnlyWhenNeededAndRestores) {
+  if (::torch::cuda::device_count() < 2) GTEST_SKIP() << "needs a second GPU";
+  const c10::cuda::CUDAGuard current(0);
+  {
+    const torch::DeviceScope scope(1);
+    EXPECT_EQ(c10::cuda::current_device(), 1);
+    {
+      const torch::DeviceScope same(1);
+      EXPECT_EQ(c10::cuda::current_device(), 1);
+    }
+    EXPECT_EQ(c10::cuda::current_device(), 1);  // the inner scope changed nothing, so restores nothing
+  }
+  EXPECT_EQ(c10::cuda::current_device(), 0);
+}
+
+TEST_F(GpuOps, ScopedLaunchRejectsTensorsOfAnotherDevice) {
+  if (::torch::cuda::device_count() < 2) GTEST_SKIP() << "needs a second GPU";
+  auto& fn = JitFunction::get(kAdapterKernels, "copy_tile_kernel");
+  const at::Tensor x = random({16}, ScalarType::Float).to(at::Device(at::kCUDA, 1));
+  const at::Tensor out = at::empty_like(x);
+  const torch::DeviceScope scope(0);
+  EXPECT_EQ(argument_error([&] { torch::launch(scope, fn, {.grid = {1}}, x, out, 16, 16); }),
+            "tritonrt: kernel 'copy_tile_kernel': its tensors are on cuda:1 but the DeviceScope is for cuda:0");
 }
 
 TEST_F(GpuOps, RunsOnTheCurrentStream) {
