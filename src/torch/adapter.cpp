@@ -82,9 +82,9 @@ DType checked_dtype(c10::ScalarType type, std::string_view owner, std::string_vi
 
 DeviceScope::DeviceScope(c10::DeviceIndex device) : device_(device) {
   if (device < 0) throw ArgumentError("tritonrt: DeviceScope needs a CUDA device index, got " + std::to_string(device));
-  // A device switch torch deferred (set_device to a device without a context yet) happens
-  // at torch's next stream lookup: apply it now, so that the device seen here stays current.
-  c10::cuda::SetTargetDevice();
+  // torch's current device, which includes a switch it deferred (set_device to a device
+  // without a context yet): then ExchangeDevice drops that switch for the scope, and the
+  // destructor defers it again, as CUDAGuard does.
   c10::DeviceIndex current = -1;
   C10_CUDA_CHECK(c10::cuda::GetDevice(&current));
   if (current != device) previous_ = c10::cuda::ExchangeDevice(device);
