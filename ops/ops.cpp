@@ -9,6 +9,7 @@
 
 #include <ATen/ExpandUtils.h>
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/Context.h>
 #include <ATen/EmptyTensor.h>
 #include <ATen/cuda/CUDAContextLight.h>
 #include <ATen/native/TypeProperties.h>
@@ -123,8 +124,11 @@ DType compute_dtype(ScalarType t) {
 }
 
 // A new contiguous tensor on the scope's device, from torch's caching allocator (which
-// serves the current device: the scope makes it the tensors' one).
+// serves the current device: the scope makes it the tensors' one). CUDA tensors can exist
+// before torch has set CUDA up (from_blob), so the allocator is initialized first, as
+// at::empty does.
 at::Tensor new_cuda_tensor(const torch::DeviceScope&, at::IntArrayRef sizes, ScalarType dtype) {
+  at::globalContext().lazyInitDevice(c10::DeviceType::CUDA);
   return at::detail::empty_generic(sizes, at::cuda::getCUDADeviceAllocator(), c10::DispatchKeySet(c10::DispatchKey::CUDA),
                                    dtype, std::nullopt);
 }

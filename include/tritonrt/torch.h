@@ -90,10 +90,12 @@ DType checked_dtype(c10::ScalarType type, std::string_view owner, std::string_vi
 /// Makes a CUDA device current for its lifetime and then restores the one before, as
 /// c10::cuda::CUDAGuard does; when the device is current already (the usual case) it costs
 /// one cudaGetDevice and restores nothing. An operator opens one for the tensors' device
-/// around its output allocations and launches:
+/// around its output allocations (torch's caching allocator serves the current device) and
+/// passes it to its launches, which then look nothing up again:
 ///
 ///     const tritonrt::torch::DeviceScope scope(checks.device());
-///     at::Tensor out = at::empty(sizes, self.options());   // allocated on that device
+///     at::Tensor out = at::empty(sizes, self.options());
+///     tritonrt::torch::launch(scope, kernel, {.grid = grid}, self, out, n, 1024);
 class DeviceScope {
  public:
   explicit DeviceScope(c10::DeviceIndex device);
