@@ -12,8 +12,8 @@
 #include <ATen/Context.h>
 #include <ATen/EmptyTensor.h>
 #include <ATen/cuda/CUDAContextLight.h>
-#include <ATen/native/TypeProperties.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/result_type_native.h>
 #include <c10/core/WrapDimMinimal.h>
 #include <torch/csrc/autograd/functions/basic_ops.h>
 #include <torch/csrc/autograd/functions/utils.h>
@@ -176,13 +176,8 @@ ScalarType binary_result(const at::Tensor* a, const char* a_name, const at::Tens
                          const c10::Scalar& alpha, const char* op) {
   if (a != nullptr) check_input(a->scalar_type(), op, a_name);
   check_input(b.scalar_type(), op, b_name);
-  ScalarType result = b.scalar_type();
-  if (a != nullptr) {  // aten's promotion (at::result_type), without a trip through the dispatcher
-    at::native::ResultTypeState state{};
-    state = at::native::update_result_type_state(*a, state);
-    state = at::native::update_result_type_state(b, state);
-    result = at::native::result_type(state);
-  }
+  // aten's promotion: at::result_type's own kernel, called without a trip through the dispatcher
+  const ScalarType result = a != nullptr ? at::native::result_type(*a, b) : b.scalar_type();
   check_result(result, op);
   check_alpha(result, alpha, op);
   return result;
