@@ -128,6 +128,12 @@ int run(const std::string& results_path) {
           kernel({.grid = {1}, .stream = stream.stream()}, x, y, out, alpha, int64_t{kElements}, 1024,
                  tritonrt::DType::fp32);
         }},
+       {"new_tensor_and_launch",
+        [&] {
+          const at::Tensor o = at::detail::empty_generic({kElements}, at::cuda::getCUDADeviceAllocator(),
+                                                         c10::DispatchKeySet(c10::DispatchKey::CUDA), at::kFloat, std::nullopt);
+          kernel({.grid = {1}, .stream = stream.stream()}, x, y, o, alpha, int64_t{kElements}, 1024, tritonrt::DType::fp32);
+        }},
        {"new_tensor",
         [&] {
           at::detail::empty_generic({kElements}, at::cuda::getCUDADeviceAllocator(),
@@ -179,6 +185,7 @@ int run(const std::string& results_path) {
   std::printf("\nwhere the tritonrt op's time goes (each piece alone, median us per call)\n\n");
   const std::pair<const char*, const char*> piece_rows[] = {
       {"op_body", "op's CUDA kernel, no dispatcher (redispatch)"},
+      {"new_tensor_and_launch", "new output tensor, then the JitFunction launch"},
       {"core_launch", "JitFunction launch, stream given (no adapter)"},
       {"new_tensor", "output tensor from the caching allocator"},
       {"device_scope", "DeviceScope, device already current"},

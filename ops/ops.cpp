@@ -171,13 +171,21 @@ TypedScalar alpha_arg(DType compute, const c10::Scalar& alpha) {
   return scalar(compute, alpha.toLong());
 }
 
+// aten's type promotion of two tensors. Equal dtypes promote to themselves unless both are
+// wrapped Python numbers (those take the default dtype): that common case skips building
+// aten's promotion state (about 20 ns). Otherwise at::result_type's own kernel, called without a
+// trip through the dispatcher.
+ScalarType promoted(const at::Tensor& a, const at::Tensor& b) {
+  if (a.scalar_type() == b.scalar_type() && !a.unsafeGetTensorImpl()->is_wrapped_number()) return a.scalar_type();
+  return at::native::result_type(a, b);
+}
+
 // The result dtype of a + alpha * b with aten's promotion; `a` may be absent (axpy's y).
 ScalarType binary_result(const at::Tensor* a, const char* a_name, const at::Tensor& b, const char* b_name,
                          const c10::Scalar& alpha, const char* op) {
   if (a != nullptr) check_input(a->scalar_type(), op, a_name);
   check_input(b.scalar_type(), op, b_name);
-  // aten's promotion: at::result_type's own kernel, called without a trip through the dispatcher
-  const ScalarType result = a != nullptr ? at::native::result_type(*a, b) : b.scalar_type();
+  const ScalarType result = a != nullptr ? promoted(*a, b) : b.scalar_type();
   check_result(result, op);
   check_alpha(result, alpha, op);
   return result;
@@ -472,25 +480,59 @@ void reject_cpu(const c10::OperatorHandle& op, ::torch::jit::Stack* stack) {
 // require grad gets a grad_fn that raises "derivative for tritonrt::add is not implemented"
 // on backward, as aten's own non-differentiable ops do (torch's fallback would only warn and
 // leave the inputs without a gradient).
-void no_derivative(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch::jit::Stack* stack) {
-  const std::size_t first = stack->size() - op.schema().arguments().size();
-  std::vector<at::Tensor> inputs;  // only filled when a gradient would be asked for
-  if (at::GradMode::is_enabled()) {
-    for (std::size_t i = first; i < stack->size(); ++i) {
-      const c10::IValue& value = (*stack)[i];
-      if (value.isTensor() && value.toTensor().requires_grad()) inputs.push_back(value.toTensor());
-    }
-  }
-  {
-    const at::AutoDispatchBelowADInplaceOrView below_autograd;
-    op.redispatchBoxed(keys & c10::after_autograd_keyset, stack);
-  }
-  if (inputs.empty()) return;
-  std::shared_ptr<::torch::autograd::NotImplemented> node(new ::torch::autograd::NotImplemented(op.schema().name()),
-                                                          ::torch::autograd::deleteNode);
-  node->set_next_edges(::torch::autograd::collect_next_edges(inputs));
-  ::torch::autograd::set_history(stack->back().toTensor(), node);
+//
+// Most calls need no gradient, and their next stop is the op's CUDA kernel: those call it
+// right away, one dispatcher step instead of two. Any other key left below autograd (Python
+// for fake tensors and dispatch modes, Functionalize, the lazy Negative and Conjugate bits,
+// another backend) gets the call through the dispatcher, as the redispatch gives it.
+bool needs_grad(const at::Tensor& t) { return t.defined() && t.requires_grad(); }
+bool needs_grad(const std::optional<at::Tensor>& t) { return t.has_value() && needs_grad(*t); }
+template <class T>
+bool needs_grad(const T&) {
+  return false;
 }
+
+void add_if_needs_grad(std::vector<at::Tensor>& inputs, const at::Tensor& t) {
+  if (needs_grad(t)) inputs.push_back(t);
+}
+void add_if_needs_grad(std::vector<at::Tensor>& inputs, const std::optional<at::Tensor>& t) {
+  if (needs_grad(t)) inputs.push_back(*t);
+}
+template <class T>
+void add_if_needs_grad(std::vector<at::Tensor>&, const T&) {}
+
+template <const char* Name, auto Cuda, class Signature = decltype(Cuda)>
+struct NoDerivative;
+
+template <const char* Name, auto Cuda, class... Args>
+struct NoDerivative<Name, Cuda, at::Tensor (*)(Args...)> {
+  static at::Tensor call(c10::DispatchKeySet keys, Args... args) {
+    const c10::DispatchKeySet below = keys & c10::after_autograd_keyset;
+    const bool grad = at::GradMode::is_enabled() && (needs_grad(args) || ...);
+    at::Tensor out;
+    {
+      const at::AutoDispatchBelowADInplaceOrView below_autograd;
+      if (!grad && below.highestPriorityTypeId() == c10::DispatchKey::CUDA) return Cuda(args...);
+      static const auto op = c10::Dispatcher::singleton().findSchemaOrThrow(Name, "").template typed<at::Tensor(Args...)>();
+      out = op.redispatch(below, args...);
+    }
+    if (!grad) return out;
+    std::vector<at::Tensor> inputs;
+    (add_if_needs_grad(inputs, args), ...);
+    std::shared_ptr<::torch::autograd::NotImplemented> node(new ::torch::autograd::NotImplemented(Name),
+                                                            ::torch::autograd::deleteNode);
+    node->set_next_edges(::torch::autograd::collect_next_edges(inputs));
+    ::torch::autograd::set_history(out, node);
+    return out;
+  }
+};
+
+constexpr char kAddName[] = "tritonrt::add";
+constexpr char kSumName[] = "tritonrt::sum";
+constexpr char kSoftmaxName[] = "tritonrt::softmax";
+constexpr char kAxpyName[] = "tritonrt::axpy";
+constexpr char kLayerNormName[] = "tritonrt::layer_norm";
+constexpr char kMatmulName[] = "tritonrt::matmul";
 
 }  // namespace
 }  // namespace tritonrt::ops
@@ -526,9 +568,13 @@ TORCH_LIBRARY_IMPL(tritonrt, Meta, m) {
 }
 
 TORCH_LIBRARY_IMPL(tritonrt, Autograd, m) {
-  for (const char* op : tritonrt::ops::kOps) {
-    m.impl(op, torch::CppFunction::makeFromBoxedFunction<&tritonrt::ops::no_derivative>());
-  }
+  using namespace tritonrt::ops;
+  m.impl("add", TORCH_FN((NoDerivative<kAddName, &add_cuda>::call)));
+  m.impl("sum", TORCH_FN((NoDerivative<kSumName, &sum_cuda>::call)));
+  m.impl("softmax", TORCH_FN((NoDerivative<kSoftmaxName, &softmax_cuda>::call)));
+  m.impl("axpy", TORCH_FN((NoDerivative<kAxpyName, &axpy_cuda>::call)));
+  m.impl("layer_norm", TORCH_FN((NoDerivative<kLayerNormName, &layer_norm_cuda>::call)));
+  m.impl("matmul", TORCH_FN((NoDerivative<kMatmulName, &matmul_cuda>::call)));
 }
 
 TORCH_LIBRARY_IMPL(tritonrt, CPU, m) {

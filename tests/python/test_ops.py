@@ -154,14 +154,16 @@ def test_fake_cuda_tensors_trace_without_a_gpu(ops):
         assert (out.shape, out.dtype, out.device.type) == ((4, 8), torch.float16, "cuda")
 
 
-# One call per op whose inputs include a tensor that requires grad (the first argument).
+# One call per op on a 3-element float tensor x (the one that may require grad); the other
+# inputs are made on x's device.
 GRAD_CALLS = {
-    "add": lambda o, t: o.add(t, meta(3)),
-    "sum": lambda o, t: o.sum(t, 0),
-    "softmax": lambda o, t: o.softmax(t),
-    "axpy": lambda o, t: o.axpy(t, None, 2.0),
-    "layer_norm": lambda o, t: o.layer_norm(t, [3]),
-    "matmul": lambda o, t: o.matmul(t.to(torch.float16).reshape(1, 3), meta(3, 2, dtype=torch.float16)),
+    "add": lambda o, x: o.add(x, torch.ones_like(x)),
+    "sum": lambda o, x: o.sum(x, 0),
+    "softmax": lambda o, x: o.softmax(x),
+    "axpy": lambda o, x: o.axpy(x, None, 2.0),
+    "layer_norm": lambda o, x: o.layer_norm(x, [3]),
+    "matmul": lambda o, x: o.matmul(x.to(torch.float16).reshape(1, 3),
+                                    torch.ones(3, 2, dtype=torch.float16, device=x.device)),
 }
 
 
@@ -457,3 +459,27 @@ def test_ops_run_on_the_current_stream(ops, seed):
         out = ops.softmax(ops.add(x, x))
     side.synchronize()
     torch.testing.assert_close(out, torch.softmax(x + x, -1), rtol=1e-5, atol=1e-6)
+
+
+@cuda
+@pytest.mark.parametrize("name", sorted(GRAD_CALLS))
+def test_inputs_that_require_grad_on_cuda(ops, name):
+    """Same values whether an input requires grad or not; with one, backward is the error."""
+    x = torch.randn(3, device="cuda")
+    want = GRAD_CALLS[name](ops, x)
+    assert not want.requires_grad
+    out = GRAD_CALLS[name](ops, x.clone().requires_grad_())
+    assert out.requires_grad
+    torch.testing.assert_close(out.detach(), want, rtol=0, atol=0)
+    with pytest.raises(RuntimeError, match=f"derivative for tritonrt::{name} is not implemented"):
+        out.sum().backward()
+
+
+@cuda
+@pytest.mark.parametrize("name", sorted(GRAD_CALLS))
+def test_lazily_negated_inputs_are_read_negated(ops, name):
+    """A tensor with torch's lazy negation bit (a view of x that reads as -x) is read as -x."""
+    x = torch.randn(3, device="cuda")
+    lazy = torch._neg_view(x)
+    assert lazy.is_neg()
+    torch.testing.assert_close(GRAD_CALLS[name](ops, lazy), GRAD_CALLS[name](ops, -x), rtol=0, atol=0)

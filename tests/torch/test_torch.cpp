@@ -775,7 +775,11 @@ TEST_F(GpuOps, ErrorsNameTheArgument) {
   EXPECT_NE(argument_error([&] { tritonrt_layer_norm(g, {3}, at::ones({3}), std::nullopt); })
                 .find("tritonrt::layer_norm: argument 'weight' is a CPU tensor"),
             std::string::npos);
+}
+
+TEST_F(GpuOps, TensorsOnTwoDevicesAreAnError) {
   if (::torch::cuda::device_count() < 2) GTEST_SKIP() << "tensors on two GPUs need a second GPU";
+  const at::Tensor g = random({3}, ScalarType::Float);
   const at::Tensor other = random({3}, ScalarType::Float).to(at::Device(at::kCUDA, 1));
   EXPECT_EQ(argument_error([&] { tritonrt_add(g, other); }),
             "tritonrt::add: argument 'other' is on cuda:1 but the tensor arguments before it are on cuda:0");
