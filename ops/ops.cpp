@@ -479,7 +479,9 @@ void reject_cpu(const c10::OperatorHandle& op, ::torch::jit::Stack* stack) {
 // Registered for Autograd: the ops have no derivatives. A result computed from tensors that
 // require grad gets a grad_fn that raises "derivative for tritonrt::add is not implemented"
 // on backward, as aten's own non-differentiable ops do (torch's fallback would only warn and
-// leave the inputs without a gradient).
+// leave the inputs without a gradient). An input with a forward-mode gradient (a dual
+// tensor) is a NotImplementedError at the call, as in aten, instead of a result silently
+// without one.
 //
 // Most calls need no gradient, and their next stop is the op's CUDA kernel: those call it
 // right away, one dispatcher step instead of two. Any other key left below autograd (Python
@@ -501,12 +503,22 @@ void add_if_needs_grad(std::vector<at::Tensor>& inputs, const std::optional<at::
 template <class T>
 void add_if_needs_grad(std::vector<at::Tensor>&, const T&) {}
 
+// A tensor without autograd metadata (the common case) answers from one null check.
+bool has_forward_grad(const at::Tensor& t) { return t.defined() && t._fw_grad(/*level=*/0).defined(); }
+bool has_forward_grad(const std::optional<at::Tensor>& t) { return t.has_value() && has_forward_grad(*t); }
+template <class T>
+bool has_forward_grad(const T&) {
+  return false;
+}
+
 template <const char* Name, auto Cuda, class Signature = decltype(Cuda)>
 struct NoDerivative;
 
 template <const char* Name, auto Cuda, class... Args>
 struct NoDerivative<Name, Cuda, at::Tensor (*)(Args...)> {
   static at::Tensor call(c10::DispatchKeySet keys, Args... args) {
+    TORCH_CHECK_NOT_IMPLEMENTED(!(has_forward_grad(args) || ...),
+                                Name, ": forward-mode AD is not implemented (an input is a dual tensor)");
     const c10::DispatchKeySet below = keys & c10::after_autograd_keyset;
     const bool grad = at::GradMode::is_enabled() && (needs_grad(args) || ...);
     at::Tensor out;

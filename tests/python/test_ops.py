@@ -180,6 +180,18 @@ def test_backward_through_an_op_is_an_error(ops, name):
     assert not GRAD_CALLS[name](ops, meta(3)).requires_grad
 
 
+@pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated")  # inside torch's forward AD
+@pytest.mark.parametrize("name", sorted(GRAD_CALLS))
+def test_forward_mode_ad_through_an_op_is_an_error(ops, name):
+    """A dual tensor input is refused at the call, as aten refuses it for ops without a
+    forward derivative, rather than giving a result that silently lacks a tangent."""
+    import torch.autograd.forward_ad as fwad
+    with fwad.dual_level():
+        x = fwad.make_dual(meta(3), meta(3))
+        with pytest.raises(NotImplementedError, match=f"tritonrt::{name}: forward-mode AD is not implemented"):
+            GRAD_CALLS[name](ops, x)
+
+
 def pipeline(ops, x, y, w):
     h = ops.add(x, y, alpha=2)
     h = ops.layer_norm(h, [h.shape[-1]], w, None)
@@ -473,6 +485,18 @@ def test_inputs_that_require_grad_on_cuda(ops, name):
     torch.testing.assert_close(out.detach(), want, rtol=0, atol=0)
     with pytest.raises(RuntimeError, match=f"derivative for tritonrt::{name} is not implemented"):
         out.sum().backward()
+
+
+@cuda
+@pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated")  # inside torch's forward AD
+@pytest.mark.parametrize("name", sorted(GRAD_CALLS))
+def test_forward_mode_ad_on_cuda_is_an_error(ops, name):
+    import torch.autograd.forward_ad as fwad
+    x = torch.randn(3, device="cuda")
+    with fwad.dual_level():
+        dual = fwad.make_dual(x, torch.ones_like(x))
+        with pytest.raises(NotImplementedError, match=f"tritonrt::{name}: forward-mode AD is not implemented"):
+            GRAD_CALLS[name](ops, dual)
 
 
 @cuda
