@@ -121,6 +121,11 @@ int run(const std::string& results_path) {
 
   // Where the op's host time goes: the pieces of one call, each alone (a diagnostic).
   const auto stream = c10::cuda::getCurrentCUDAStream();
+  // The op's output allocation (as new_cuda_tensor in ops/ops.cpp makes it).
+  const auto new_output = [] {
+    return at::detail::empty_generic({kElements}, at::cuda::getCUDADeviceAllocator(),
+                                     c10::DispatchKeySet(c10::DispatchKey::CUDA), at::kFloat, std::nullopt);
+  };
   const auto pieces = measure(
       {{"op_body", [&] { op.redispatch(c10::DispatchKeySet(c10::DispatchKey::CUDA), x, y, 1); }},
        {"core_launch",
@@ -130,15 +135,10 @@ int run(const std::string& results_path) {
         }},
        {"new_tensor_and_launch",
         [&] {
-          const at::Tensor o = at::detail::empty_generic({kElements}, at::cuda::getCUDADeviceAllocator(),
-                                                         c10::DispatchKeySet(c10::DispatchKey::CUDA), at::kFloat, std::nullopt);
+          const at::Tensor o = new_output();
           kernel({.grid = {1}, .stream = stream.stream()}, x, y, o, alpha, int64_t{kElements}, 1024, tritonrt::DType::fp32);
         }},
-       {"new_tensor",
-        [&] {
-          at::detail::empty_generic({kElements}, at::cuda::getCUDADeviceAllocator(),
-                                    c10::DispatchKeySet(c10::DispatchKey::CUDA), at::kFloat, std::nullopt);
-        }},
+       {"new_tensor", [&] { (void)new_output(); }},
        {"device_scope", [&] { const tritonrt::torch::DeviceScope scope(x.get_device()); }},
        {"current_stream", [&] { (void)c10::cuda::getCurrentCUDAStream(x.get_device()); }},
        {"tensor_checks", [&] { tritonrt::torch::TensorChecks("add").required(x, "x").required(y, "y").required(out, "out"); }}});

@@ -37,6 +37,14 @@ namespace {
 using at::ScalarType;
 using torch::TensorChecks;
 
+// The operators' qualified names, as the dispatcher and the error messages spell them.
+constexpr char kAddName[] = "tritonrt::add";
+constexpr char kSumName[] = "tritonrt::sum";
+constexpr char kSoftmaxName[] = "tritonrt::softmax";
+constexpr char kAxpyName[] = "tritonrt::axpy";
+constexpr char kLayerNormName[] = "tritonrt::layer_norm";
+constexpr char kMatmulName[] = "tritonrt::matmul";
+
 constexpr const char* kElementwise = "tritonrt_elementwise.py";
 constexpr const char* kReduction = "tritonrt_reduction.py";
 constexpr const char* kLayerNorm = "tritonrt_layer_norm.py";
@@ -250,20 +258,20 @@ at::Tensor binary_meta(const char* op, const at::Tensor* a, const char* a_name, 
 }
 
 at::Tensor add_cuda(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
-  return binary_cuda("tritonrt::add", self, "self", other, "other", alpha);
+  return binary_cuda(kAddName, self, "self", other, "other", alpha);
 }
 
 at::Tensor add_meta(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
-  return binary_meta("tritonrt::add", &self, "self", other, "other", alpha);
+  return binary_meta(kAddName, &self, "self", other, "other", alpha);
 }
 
 // axpy(x, y, alpha) is add(y, x, alpha=alpha); without y it is alpha * x in x's dtype.
 at::Tensor axpy_cuda(const at::Tensor& x, const std::optional<at::Tensor>& y, const std::optional<c10::Scalar>& alpha) {
-  return binary_cuda("tritonrt::axpy", y, "y", x, "x", alpha.value_or(c10::Scalar(1)));
+  return binary_cuda(kAxpyName, y, "y", x, "x", alpha.value_or(c10::Scalar(1)));
 }
 
 at::Tensor axpy_meta(const at::Tensor& x, const std::optional<at::Tensor>& y, const std::optional<c10::Scalar>& alpha) {
-  return binary_meta("tritonrt::axpy", get(y), "y", x, "x", alpha.value_or(c10::Scalar(1)));
+  return binary_meta(kAxpyName, get(y), "y", x, "x", alpha.value_or(c10::Scalar(1)));
 }
 
 // --- sum and softmax: reductions along one dim ----------------------------------------------
@@ -279,7 +287,7 @@ c10::MaybeOwned<at::Tensor> reduction_input(const at::Tensor& t, std::int64_t di
 
 // aten's sum dtype: the one asked for, else int64 for integers and bool, else the input's.
 ScalarType sum_result(const at::Tensor& self, std::optional<ScalarType> dtype) {
-  const char* op = "tritonrt::sum";
+  const char* op = kSumName;
   check_input(self.scalar_type(), op, "self");
   const ScalarType result = dtype ? *dtype
                             : c10::isIntegralType(self.scalar_type(), true) ? ScalarType::Long
@@ -302,7 +310,7 @@ Vector reduced_shape(Sizes sizes, std::int64_t dim, bool keepdim) {
 }
 
 at::Tensor sum_cuda(const at::Tensor& self, std::int64_t dim, bool keepdim, std::optional<ScalarType> dtype) {
-  TensorChecks checks("tritonrt::sum");
+  TensorChecks checks(kSumName);
   checks.required(self, "self");
   const ScalarType result = sum_result(self, dtype);
   dim = c10::maybe_wrap_dim(dim, self.dim());
@@ -325,9 +333,9 @@ at::Tensor sum_meta(const at::Tensor& self, std::int64_t dim, bool keepdim, std:
 }
 
 at::Tensor softmax_cuda(const at::Tensor& self, std::int64_t dim) {
-  TensorChecks checks("tritonrt::softmax");
+  TensorChecks checks(kSoftmaxName);
   checks.required(self, "self");
-  check_float(self, "tritonrt::softmax", "self");
+  check_float(self, kSoftmaxName, "self");
   dim = c10::maybe_wrap_dim(dim, self.dim());
   const torch::DeviceScope scope(checks.device());
   at::Tensor out = new_cuda_tensor(scope, self.sizes(), self.scalar_type());
@@ -342,7 +350,7 @@ at::Tensor softmax_cuda(const at::Tensor& self, std::int64_t dim) {
 }
 
 at::Tensor softmax_meta(const at::Tensor& self, std::int64_t dim) {
-  check_float(self, "tritonrt::softmax", "self");
+  check_float(self, kSoftmaxName, "self");
   (void)c10::maybe_wrap_dim(dim, self.dim());
   return new_meta_tensor(self.sym_sizes(), self.scalar_type());
 }
@@ -355,7 +363,7 @@ constexpr std::int64_t kLayerNormMaxBlock = 4096;
 // bias (when given) have that shape. Sizes may be symbolic (Meta).
 void check_layer_norm(const at::Tensor& input, at::IntArrayRef normalized_shape, const std::optional<at::Tensor>& weight,
                       const std::optional<at::Tensor>& bias) {
-  const char* op = "tritonrt::layer_norm";
+  const char* op = kLayerNormName;
   check_float(input, op, "input");
   if (normalized_shape.empty()) fail(op, "normalized_shape must have at least one element, got []");
   auto matches = [&](c10::SymIntArrayRef sizes) {
@@ -389,7 +397,7 @@ std::optional<at::Tensor> contiguous(const std::optional<at::Tensor>& t) {
 at::Tensor layer_norm_cuda(const at::Tensor& input, at::IntArrayRef normalized_shape,
                            const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& bias,
                            double eps) {
-  TensorChecks checks("tritonrt::layer_norm");
+  TensorChecks checks(kLayerNormName);
   checks.required(input, "input").optional(weight, "weight").optional(bias, "bias");
   check_layer_norm(input, normalized_shape, weight, bias);
   const torch::DeviceScope scope(checks.device());
@@ -421,7 +429,7 @@ constexpr std::int64_t kTileM = 128, kTileN = 128, kTileK = 64, kGroupM = 8;
 constexpr CompileOptions kMatmulOptions{.num_warps = 8, .num_stages = 3};
 
 void check_matmul(const at::Tensor& a, const at::Tensor& b) {
-  const char* op = "tritonrt::matmul";
+  const char* op = kMatmulName;
   for (const auto& [t, name] : {std::pair{&a, "a"}, std::pair{&b, "b"}}) {
     if (t->dim() != 2) fail(op, std::string("argument '") + name + "' must be 2-D, got shape " + str(t->sym_sizes()));
     if (t->scalar_type() != ScalarType::Half && t->scalar_type() != ScalarType::BFloat16) {
@@ -439,7 +447,7 @@ void check_matmul(const at::Tensor& a, const at::Tensor& b) {
 }
 
 at::Tensor matmul_cuda(const at::Tensor& a, const at::Tensor& b) {
-  TensorChecks checks("tritonrt::matmul");
+  TensorChecks checks(kMatmulName);
   checks.required(a, "a").required(b, "b");
   check_matmul(a, b);
   const std::int64_t m = a.size(0), n = b.size(1), k = a.size(1);
@@ -538,13 +546,6 @@ struct NoDerivative<Name, Cuda, at::Tensor (*)(Args...)> {
     return out;
   }
 };
-
-constexpr char kAddName[] = "tritonrt::add";
-constexpr char kSumName[] = "tritonrt::sum";
-constexpr char kSoftmaxName[] = "tritonrt::softmax";
-constexpr char kAxpyName[] = "tritonrt::axpy";
-constexpr char kLayerNormName[] = "tritonrt::layer_norm";
-constexpr char kMatmulName[] = "tritonrt::matmul";
 
 }  // namespace
 }  // namespace tritonrt::ops
