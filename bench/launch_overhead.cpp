@@ -28,13 +28,13 @@
 #include <utility>
 #include <vector>
 
-#include "driver/driver.h"
+#include "test_driver.h"
 #include "tritonrt/tritonrt.h"
 
 namespace {
 
 namespace py = pybind11;
-using tritonrt::detail::Driver;
+using Driver = tritonrt::test::TestDriver;
 
 #define CHECK_CU(call) TRITONRT_CU_CHECK(Driver::get(), call, "benchmark")
 

@@ -3,11 +3,16 @@
 //   tritonrt compile kernels/add.py:add_kernel --target cuda:90 --signature '*fp32,*fp32,*fp32,4096,1024'
 //   tritonrt signature kernels/add.py:add_kernel
 
+#include <charconv>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
 #include <iostream>
 #include <string>
+#include <string_view>
+#include <system_error>
+#include <type_traits>
 #include <vector>
 
 #include "tritonrt/tritonrt.h"
@@ -31,8 +36,10 @@ ARGS describes one call, comma-separated, one entry per argument:
 Trailing arguments may be omitted when the kernel gives them defaults.
 options:
   --target T            cuda:90, cuda:80, hip:gfx942, ... (default: the current GPU)
-  --num-warps N  --num-stages N  --num-ctas N  --maxnreg N
-  --launch-pdl  --cooperative  --debug  --no-fp-fusion
+  Triton's compile options, named as Triton names them (num_warps is --num-warps):
+  --num-warps N  --num-stages N  --num-ctas N  --maxnreg N      (N a decimal integer)
+  --enable-fp-fusion  --launch-pdl  --launch-cooperative-grid  --debug
+                        switch an option on; --no-enable-fp-fusion etc. switch it off
 )";
 
 [[noreturn]] void usage_error(const std::string& message) {
@@ -161,12 +168,42 @@ int print_signature(const tritonrt::KernelSignature& sig) {
   return 0;
 }
 
-int int_option(const std::string& name, const char* value) {
-  if (value == nullptr) usage_error(name + " needs a value");
-  char* end = nullptr;
-  const long v = std::strtol(value, &end, 10);
-  if (*end != '\0') usage_error(name + " needs an integer, got '" + value + "'");
-  return static_cast<int>(v);
+// A compile option's value: a decimal integer in 0..INT_MAX, nothing else (no sign, no
+// octal, no empty string, nothing wrapped or cut).
+int int_option(const std::string& flag, const char* value) {
+  if (value == nullptr) usage_error(flag + " needs a value");
+  const std::string_view text(value);
+  int v = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), v, 10);
+  if (text.empty() || text[0] == '-' || text[0] == '+' || error != std::errc() || end != text.data() + text.size()) {
+    usage_error(flag + " needs a decimal integer from 0 to " + std::to_string(INT_MAX) + ", got '" + std::string(text) + "'");
+  }
+  return v;
+}
+
+// --num-warps N, --launch-pdl, --no-launch-pdl, ...: one flag per option of the list in
+// tritonrt/options.h. Returns how many arguments it used (0: not an option flag).
+int parse_option(const std::string& flag, const char* next, tritonrt::CompileOptions& options) {
+  auto spelled = [](const char* name) {
+    std::string text = name;
+    for (char& c : text) c = c == '_' ? '-' : c;
+    return text;
+  };
+  int used = 0;
+  auto visit = [&](const char* name, auto& field) {
+    using T = typename std::remove_reference_t<decltype(field)>::value_type;
+    const std::string option = spelled(name);
+    if constexpr (std::is_same_v<T, bool>) {
+      if (flag == "--" + option) { field = true; used = 1; }
+      if (flag == "--no-" + option) { field = false; used = 1; }
+    } else {
+      if (flag == "--" + option) { field = int_option(flag, next); used = 2; }
+    }
+  };
+#define TRITONRT_CLI_OPTION(type, name) visit(#name, options.name);
+  TRITONRT_COMPILE_OPTIONS(TRITONRT_CLI_OPTION)
+#undef TRITONRT_CLI_OPTION
+  return used;
 }
 
 }  // namespace
@@ -184,14 +221,7 @@ int main(int argc, char** argv) {
     const char* next = i + 1 < argc ? argv[i + 1] : nullptr;
     if (opt == "--signature" && next) { signature = next; ++i; }
     else if (opt == "--target" && next) { target_text = next; ++i; }
-    else if (opt == "--num-warps") { options.num_warps = int_option(opt, next); ++i; }
-    else if (opt == "--num-stages") { options.num_stages = int_option(opt, next); ++i; }
-    else if (opt == "--num-ctas") { options.num_ctas = int_option(opt, next); ++i; }
-    else if (opt == "--maxnreg") { options.maxnreg = int_option(opt, next); ++i; }
-    else if (opt == "--launch-pdl") { options.launch_pdl = true; }
-    else if (opt == "--cooperative") { options.launch_cooperative_grid = true; }
-    else if (opt == "--debug") { options.debug = true; }
-    else if (opt == "--no-fp-fusion") { options.enable_fp_fusion = false; }
+    else if (const int used = parse_option(opt, next, options)) { i += used - 1; }
     else usage_error("unknown or incomplete option '" + opt + "'");
   }
   try {

@@ -40,6 +40,9 @@ struct Arg {
   ArgKind kind = ArgKind::none;
   DType dtype = DType::u1;  ///< element type (pointer), fixed type (typed), or the dtype
   ArgKind stored = ArgKind::none;  ///< typed only: how `value` holds the number
+
+  /// How `value` holds the number: `stored` for a fixed-type scalar, else `kind`.
+  constexpr ArgKind value_kind() const noexcept { return kind == ArgKind::typed ? stored : kind; }
 };
 
 /// A device address tagged with its element type, for memory whose C++ type says nothing

@@ -21,6 +21,10 @@ std::string_view to_string(DType type) noexcept;
 std::string_view language_name(DType type) noexcept;
 /// Parses Triton's spelling; std::nullopt when unknown.
 std::optional<DType> parse_dtype(std::string_view name) noexcept;
+/// True for the floating-point types with arithmetic (fp16, bf16, fp32, fp64); not fp8.
+constexpr bool is_floating(DType type) noexcept {
+  return type == DType::fp16 || type == DType::bf16 || type == DType::fp32 || type == DType::fp64;
+}
 /// Size in bytes of one scalar of this type as a kernel parameter (u1 is one byte).
 int scalar_size(DType type) noexcept;
 

@@ -31,14 +31,22 @@ class CompileError : public Error {
   using Error::Error;
 };
 
-/// A target string names no backend or architecture the installed Triton supports.
+/// A target names no backend or architecture the installed Triton supports, or a binary was
+/// built for another target than the one it is asked to run on.
 class TargetError : public Error {
  public:
   using Error::Error;
 };
 
-/// The kernel needs more of a device resource (threads, shared memory) than it has.
+/// The kernel needs more of a resource (threads, shared memory, scratch alignment) than the
+/// device or the scratch allocator provides.
 class ResourceError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// A compiled kernel's binary or metadata is malformed (e.g. a damaged cache entry).
+class ArtifactError : public Error {
  public:
   using Error::Error;
 };

@@ -43,10 +43,10 @@ class BoundArgs {
 /// calling thread's current context). The device is the one of the stream's context; the
 /// kernel's module is loaded once per context and never used in another.
 struct LaunchConfig {
-  Grid grid;
-  std::function<Grid(const BoundArgs&)> grid_fn;  ///< when set, replaces `grid`
+  Grid grid{};
+  std::function<Grid(const BoundArgs&)> grid_fn{};  ///< when set, replaces `grid`
   void* stream = nullptr;
-  CompileOptions options;
+  CompileOptions options{};
 };
 
 /// Ceiling division, for grids: `cdiv(n, 1024)`.

@@ -63,7 +63,7 @@ class TensorChecks {
  public:
   /// `op` names an operator ("tritonrt::add"); its parameters are called "argument 'x'".
   explicit TensorChecks(std::string_view op) noexcept : owner_(op) {}
-  /// For the parameters of a kernel: "tritonrt: kernel 'add_kernel', parameter 'x_ptr'".
+  /// For the parameters of a kernel: "tritonrt: kernel 'add_kernel', parameter 'x_ptr': ...".
   static TensorChecks for_kernel(const JitFunction& fn) noexcept { return TensorChecks(fn.signature().name, true); }
 
   TensorChecks& required(const at::Tensor& tensor, std::string_view param);

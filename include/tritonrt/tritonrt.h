@@ -8,3 +8,4 @@
 #include "tritonrt/jit_function.h"
 #include "tritonrt/launch.h"
 #include "tritonrt/options.h"
+#include "tritonrt/signature.h"

@@ -135,15 +135,7 @@ def load_kernel(source, name):
     heuristics = []
     while not isinstance(obj, JITFunction):
         if isinstance(obj, Autotuner):
-            autotune = {
-                "keys": list(obj.keys),
-                "configs": [{
-                    "kwargs": {k: repr(v) for k, v in c.kwargs.items()},
-                    "num_warps": c.num_warps,
-                    "num_stages": c.num_stages,
-                    "num_ctas": c.num_ctas,
-                } for c in obj.configs],
-            }
+            autotune = {"configs": len(obj.configs)}
             obj = obj.fn
         elif isinstance(obj, Heuristics):
             heuristics.extend(obj.values.keys())
@@ -156,7 +148,6 @@ def load_kernel(source, name):
         "is_const": bool(p.is_const),
         "do_not_specialize": bool(p.do_not_specialize),
         "do_not_specialize_on_alignment": bool(p.do_not_specialize_on_alignment),
-        "annotation": p.annotation,
         "annotation_type": p.annotation_type,
         "default": _describe_default(p._param),
     } for p in obj.params]
@@ -330,5 +321,4 @@ def compile(handle, backend_name, arch, warp_size, specialization, options):
         "binary": kernel.asm[binary_ext],
         "binary_ext": binary_ext,
         "cache_dir": os.path.dirname(metadata_file),
-        "signature": json.dumps(signature),
     }

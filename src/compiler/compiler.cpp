@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <mutex>
 
-#include "tritonrt/error.h"
+#include "common/errors.h"
 
 namespace tritonrt::detail {
 namespace {
@@ -38,7 +38,7 @@ std::filesystem::path module_path() {
   // Next to libtritonrt itself, in the build tree and once installed.
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(&module_path), &info) == 0 || info.dli_fname == nullptr) {
-    throw PythonError("tritonrt: cannot locate libtritonrt to find its compiler module; set TRITONRT_PYTHON_MODULE");
+    raise<PythonError>({}, "cannot locate libtritonrt to find its compiler module; set TRITONRT_PYTHON_MODULE");
   }
   return std::filesystem::path(info.dli_fname).parent_path() / "libtritonrt_python.so";
 }
@@ -51,18 +51,18 @@ Compiler* load_compiler() {
     if (library == nullptr || *library == '\0') library = TRITONRT_LIBPYTHON;
     if (dlopen(library, RTLD_NOW | RTLD_GLOBAL) == nullptr) {
       const char* why = dlerror();
-      throw PythonError(std::string("tritonrt: compiling needs Python, and ") + library + " could not be loaded: " +
-                        (why ? why : "unknown reason") + " (set TRITONRT_LIBPYTHON)");
+      raise<PythonError>({}, std::string("compiling needs Python, and ") + library + " could not be loaded: " +
+                                 (why ? why : "unknown reason") + " (set TRITONRT_LIBPYTHON)");
     }
   }
   const auto path = module_path();
   void* module = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (module == nullptr) {
     const char* why = dlerror();
-    throw PythonError("tritonrt: cannot load the compiler module " + path.string() + ": " + (why ? why : "unknown reason"));
+    raise<PythonError>({}, "cannot load the compiler module " + path.string() + ": " + (why ? why : "unknown reason"));
   }
   auto make = reinterpret_cast<Compiler* (*)()>(dlsym(module, "tritonrt_make_compiler"));
-  if (make == nullptr) throw PythonError("tritonrt: " + path.string() + " is not a tritonrt compiler module");
+  if (make == nullptr) raise<PythonError>({}, path.string() + " is not a tritonrt compiler module");
   return make();
 }
 

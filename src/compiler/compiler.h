@@ -10,10 +10,10 @@
 #include <string_view>
 #include <vector>
 
-#include "function/specializer.h"
+#include "common/specialization.h"
 #include "tritonrt/artifact.h"
-#include "tritonrt/jit_function.h"
 #include "tritonrt/options.h"
+#include "tritonrt/signature.h"
 
 namespace tritonrt::detail {
 
@@ -21,7 +21,7 @@ namespace tritonrt::detail {
 struct LoadedKernel {
   int handle = -1;
   KernelSignature signature;
-  std::vector<ParamRule> rules;
+  std::vector<ParamRule> param_rules;  ///< per parameter, in the specializer's compact form
   std::vector<std::optional<Arg>> defaults;   ///< Arg form of each Python default, if any
   std::vector<std::string> default_strings;  ///< storage behind string defaults
 };

@@ -2,14 +2,10 @@
 
 #include <dlfcn.h>
 
-#include "tritonrt/error.h"
+#include "common/errors.h"
+#include "tritonrt/options.h"
 
 namespace tritonrt::detail {
-namespace {
-
-using GetProcAddress = CUresult (*)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
-
-}  // namespace
 
 Driver& Driver::get() {
   static Driver driver;  // thread-safe; a failed load throws and is retried next time
@@ -20,30 +16,34 @@ Driver::Driver() {
   void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (lib == nullptr) {
     const char* why = dlerror();
-    throw DriverError(std::string("tritonrt: the CUDA driver (libcuda.so.1) could not be loaded: ") +
-                          (why ? why : "unknown reason") + "; a GPU and its driver are needed to launch kernels",
+    throw DriverError(error_message({}, std::string("the CUDA driver (libcuda.so.1) could not be loaded: ") +
+                                            (why ? why : "unknown reason") +
+                                            "; a GPU and its driver are needed to launch kernels"),
                       CUDA_ERROR_NO_DEVICE);
   }
-  auto get_proc = reinterpret_cast<GetProcAddress>(dlsym(lib, "cuGetProcAddress_v2"));
-  if (get_proc == nullptr) {
-    throw DriverError("tritonrt: the CUDA driver is too old (no cuGetProcAddress_v2); CUDA 12 or newer is needed",
+  get_proc_ = reinterpret_cast<GetProcAddress>(dlsym(lib, "cuGetProcAddress_v2"));
+  if (get_proc_ == nullptr) {
+    throw DriverError(error_message({}, "the CUDA driver is too old (no cuGetProcAddress_v2); CUDA 12 or newer is needed"),
                       CUDA_ERROR_NOT_SUPPORTED);
   }
+#define TRITONRT_DRIVER_ENTRY(name) name = reinterpret_cast<decltype(name)>(entry(#name));
+#include "driver/entries.inc"
+#undef TRITONRT_DRIVER_ENTRY
+  TRITONRT_CU_CHECK(*this, cuInit(0), "initializing the CUDA driver");
+}
+
+void* Driver::entry(const char* name) const {
   // Resolve at CUDA 12.0: the prototypes cuda.h gives our entries (cuMemAlloc -> _v2, legacy
   // cuStreamGetCtx and cuCtxGetDevice) are the 12.0 ones; asking at the headers' own version
   // would hand back later variants with other signatures (cuStreamGetCtx_v2 takes 3 arguments).
   constexpr int kEntryVersion = 12000;
-  auto resolve = [&](const char* name, void** slot) {
-    CUdriverProcAddressQueryResult status{};
-    const CUresult r = get_proc(name, slot, kEntryVersion, CU_GET_PROC_ADDRESS_DEFAULT, &status);
-    if (r != CUDA_SUCCESS || *slot == nullptr) {
-      throw DriverError(std::string("tritonrt: the CUDA driver lacks entry point ") + name, r);
-    }
-  };
-#define TRITONRT_DRIVER_ENTRY(name) resolve(#name, reinterpret_cast<void**>(&name));
-#include "driver/entries.inc"
-#undef TRITONRT_DRIVER_ENTRY
-  TRITONRT_CU_CHECK(*this, cuInit(0), "initializing the CUDA driver");
+  void* slot = nullptr;
+  CUdriverProcAddressQueryResult status{};
+  const CUresult r = get_proc_(name, &slot, kEntryVersion, CU_GET_PROC_ADDRESS_DEFAULT, &status);
+  if (r != CUDA_SUCCESS || slot == nullptr) {
+    throw DriverError(error_message({}, std::string("the CUDA driver lacks entry point ") + name), r);
+  }
+  return slot;
 }
 
 void Driver::fail(CUresult result, const char* call, const std::string& context) const {
@@ -51,7 +51,7 @@ void Driver::fail(CUresult result, const char* call, const std::string& context)
   const char* text = nullptr;
   if (cuGetErrorName == nullptr || cuGetErrorName(result, &name) != CUDA_SUCCESS) name = "CUDA_ERROR_UNKNOWN";
   if (cuGetErrorString == nullptr || cuGetErrorString(result, &text) != CUDA_SUCCESS) text = "";
-  throw DriverError("tritonrt: " + context + ": " + call + " failed with " + name + " (" + text + ")",
+  throw DriverError(error_message({}, context + ": " + call + " failed with " + name + " (" + text + ")"),
                     static_cast<int>(result));
 }
 
@@ -78,3 +78,14 @@ std::pair<int, int> Driver::compute_capability(CUdevice device) {
 }
 
 }  // namespace tritonrt::detail
+
+namespace tritonrt {
+
+// The driver knows the current device, so the one Target member that needs it lives here.
+Target Target::current() {
+  auto& driver = detail::Driver::get();
+  const auto [major, minor] = driver.compute_capability(driver.current_device());
+  return Target::cuda(major, minor);
+}
+
+}  // namespace tritonrt

@@ -14,8 +14,14 @@ class Driver {
   /// Loads libcuda and calls cuInit once; throws DriverError when either fails.
   static Driver& get();
 
+  /// The device of the calling thread's current context (device 0 when it has none).
   CUdevice current_device();
+  /// The device's compute capability (major, minor).
   std::pair<int, int> compute_capability(CUdevice device);
+
+  /// Any driver entry point by its API name, with the prototype cuda.h gives it (resolved
+  /// as the table's entries are); throws DriverError when the driver lacks it.
+  void* entry(const char* name) const;
 
   /// Throws DriverError for `result`, naming the failed call and what it was for.
   [[noreturn]] void fail(CUresult result, const char* call, const std::string& context) const;
@@ -26,6 +32,8 @@ class Driver {
 
  private:
   Driver();
+  using GetProcAddress = CUresult (*)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
+  GetProcAddress get_proc_ = nullptr;
 };
 
 }  // namespace tritonrt::detail

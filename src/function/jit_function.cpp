@@ -3,30 +3,12 @@
 #include <filesystem>
 
 #include "function/jit_function_impl.h"
-#include "function/specializer.h"
-#include "tritonrt/error.h"
+#include "common/compile_options.h"
+#include "common/errors.h"
+#include "common/specialization.h"
 
 namespace tritonrt {
 
-namespace {
-
-std::string options_key(const CompileOptions& o) {
-  std::string key;
-  auto add = [&](const char* name, const auto& v) {
-    if (v) key += std::string(name) + "=" + std::to_string(*v) + ";";
-  };
-  add("num_warps", o.num_warps);
-  add("num_stages", o.num_stages);
-  add("num_ctas", o.num_ctas);
-  add("maxnreg", o.maxnreg);
-  add("enable_fp_fusion", o.enable_fp_fusion);
-  add("launch_pdl", o.launch_pdl);
-  add("launch_cooperative_grid", o.launch_cooperative_grid);
-  add("debug", o.debug);
-  return key;
-}
-
-}  // namespace
 
 JitFunction& JitFunction::get(std::string_view source, std::string_view name) {
   static std::mutex mutex;
@@ -51,12 +33,13 @@ JitFunction& JitFunction::get(std::string_view source, std::string_view name) {
 JitFunction::JitFunction(std::string_view source, std::string_view name) : impl_(std::make_unique<Impl>()) {
   auto& compiler = detail::Compiler::get();
   impl_->kernel = compiler.load_kernel(source, name);
-  impl_->rules = &compiler.rules();
+  impl_->triton_rules = &compiler.rules();
   impl_->param_count = impl_->kernel.signature.params.size();
   signature_ = impl_->kernel.signature;
-  if (signature_.params.size() > kMaxParams) {
-    throw ArgumentError("tritonrt: kernel '" + signature_.name + "' has " + std::to_string(signature_.params.size()) +
-                        " parameters; tritonrt supports up to " + std::to_string(kMaxParams));
+  if (signature_.params.size() > detail::kMaxParams) {
+    detail::raise<ArgumentError>({signature_.name}, "has " + std::to_string(signature_.params.size()) +
+                                                        " parameters; tritonrt supports up to " +
+                                                        std::to_string(detail::kMaxParams));
   }
 }
 
@@ -64,16 +47,17 @@ JitFunction::~JitFunction() = default;
 
 Specialization JitFunction::specialize_packed(std::span<const Arg> args) const {
   const auto& sig = signature_;
-  const auto& rules = impl_->kernel.rules;
-  std::array<Arg, kMaxParams> bound;
+  const auto& param_rules = impl_->kernel.param_rules;
+  const auto& triton_rules = *impl_->triton_rules;
+  std::array<Arg, detail::kMaxParams> bound;
   detail::bind_arguments(sig, impl_->kernel.defaults, args, bound.data());
-  const detail::HotRules hot(*impl_->rules);
+  const detail::HotRules hot(triton_rules);
   Specialization spec;
   spec.params.reserve(sig.params.size());
   for (std::size_t i = 0; i < sig.params.size(); ++i) {
-    const auto code = detail::specialize_argument(*impl_->rules, hot, rules[i], bound[i], sig, i);
+    const auto code = detail::specialize_argument(triton_rules, hot, param_rules[i], bound[i], sig, i);
     ParamSpec p;
-    p.type = detail::type_name(*impl_->rules, code.type);
+    p.type = detail::type_name(triton_rules, code.type);
     p.key = code.key;
     if (code.type == detail::TypeCode::kConstexpr) {
       // An integer specialized to the constexpr 1 prints as 1 whatever its C++ type.
@@ -87,7 +71,7 @@ Specialization JitFunction::specialize_packed(std::span<const Arg> args) const {
 std::shared_ptr<const Artifact> JitFunction::compile_packed(const Target& target, const CompileOptions& options,
                                                             std::span<const Arg> args) {
   const auto& sig = signature_;
-  std::array<Arg, kMaxParams> bound;
+  std::array<Arg, detail::kMaxParams> bound;
   detail::bind_arguments(sig, impl_->kernel.defaults, args, bound.data());
   Specialization spec = specialize_packed(std::span<const Arg>(bound.data(), sig.params.size()));
   std::vector<detail::CompileParam> params(sig.params.size());
@@ -96,7 +80,7 @@ std::shared_ptr<const Artifact> JitFunction::compile_packed(const Target& target
     params[i].key = spec.params[i].key;
     params[i].value = bound[i];
   }
-  const std::string key = target.str() + "|" + options_key(options) + "|" + spec.repr();
+  const std::string key = target.str() + "|" + detail::OptionsKey(options).text() + "|" + spec.repr();
 
   detail::GilReleased unlocked;  // waiting on another thread's compilation must not hold the GIL
   std::promise<std::shared_ptr<const Artifact>> promise;

@@ -1,58 +1,120 @@
-// JitFunction's private state, shared by the compile path (jit_function.cpp) and the
-// launch path (launch/launcher.cpp).
+// JitFunction's private state and the launch path's per-call storage, shared by the
+// compile path (jit_function.cpp) and the launch path (launch.cpp).
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <future>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <span>
 #include <string>
+#include <vector>
 
+#include "common/compile_options.h"
 #include "compiler/compiler.h"
-#include "launch/kernel_cache.h"
+#include "launch/context.h"
+#include "launch/kernel_table.h"
+#include "launch/params.h"
 #include "tritonrt/jit_function.h"
 
-namespace tritonrt {
+namespace tritonrt::detail {
 
 inline constexpr std::size_t kMaxParams = 256;
 
-/// One call on the launch path, resolved; storage for defaults is left uninitialized
-/// (Arg and ParamCode are trivially copyable) so the hot path writes only what it uses.
-struct ResolvedCall {
-  alignas(Arg) std::byte storage_bytes[sizeof(Arg) * kMaxParams];
-  detail::ParamCode codes[kMaxParams];
-  std::uint64_t slots[kMaxParams + 2];  ///< kernel-parameter bytes, by argument index
-  void* kernel_params[kMaxParams + 2];   ///< what cuLaunchKernel reads: runtime args, scratch
-  std::size_t kernel_param_count;
-  std::span<const Arg> args;
-  std::uint64_t hash;
-
-  Arg* storage() { return reinterpret_cast<Arg*>(storage_bytes); }
+/// One function's kernels in one device context, in a lock-free list per function.
+struct ContextKernels {
+  DeviceContext device;
+  KernelTable table;
+  ContextKernels* next = nullptr;
 };
+
+/// One launch's working storage, on the stack. Nothing is initialized up front (Arg and
+/// ParamCode are trivially copyable): the hot path writes only what the call uses.
+struct CallFrame {
+  alignas(Arg) std::byte bound_storage[sizeof(Arg) * kMaxParams];  ///< arguments with defaults applied
+  ParamCode codes[kMaxParams];
+  std::uint64_t slots[kMaxParams];      ///< kernel-parameter bytes, by argument index
+  void* kernel_params[kMaxParams + 2];  ///< what cuLaunchKernel reads: runtime args, then scratch
+  std::size_t kernel_param_count;
+  std::span<const Arg> args;  ///< the call's arguments, defaults applied
+  std::uint64_t hash;
+  ContextKernels* context;
+
+  Arg* bound() { return reinterpret_cast<Arg*>(bound_storage); }
+};
+
+}  // namespace tritonrt::detail
+
+namespace tritonrt {
 
 struct JitFunction::Impl {
   detail::LoadedKernel kernel;
-  const detail::SpecializationRules* rules = nullptr;
+  const detail::SpecializationRules* triton_rules = nullptr;
   std::size_t param_count = 0;
 
-  std::mutex compile_mutex;
   // Compile cache: one entry per (target, options, specialization); concurrent first
   // calls with the same key wait for the one compilation.
+  std::mutex compile_mutex;
   std::map<std::string, std::shared_future<std::shared_ptr<const Artifact>>> compiled;
 
   // Launch path: one kernel table per device context, found without a lock.
   std::mutex launch_mutex;
-  std::atomic<detail::DeviceContext*> contexts{nullptr};
-  std::vector<std::unique_ptr<detail::DeviceContext>> owned_contexts;
+  std::atomic<detail::ContextKernels*> contexts{nullptr};
+  std::vector<std::unique_ptr<detail::ContextKernels>> owned_contexts;
 
-  /// This function's table for a device context (a CUcontext), if it has one yet; lock-free.
-  detail::DeviceContext* find_context(void* ctx) const noexcept;
-  /// The cache entry (kernel loaded in the launch's context) for a call, creating it on a miss.
-  const detail::CacheEntry& resolve(JitFunction& fn, const LaunchConfig& config, ResolvedCall& call,
-                                    std::span<const Arg> given, detail::DeviceContext*& context);
+  /// Binds defaults, specializes every argument, hashes the key and writes the kernel
+  /// parameters into `call` in one pass: the first half of every launch.
+  [[gnu::always_inline]] inline void prepare(const KernelSignature& sig, std::span<const Arg> given,
+                                             const detail::OptionsKey& options, detail::CallFrame& call) const;
 
-  ~Impl();
+  /// The entry for a prepared call in `ctx`, or nullptr; lock-free.
+  [[gnu::always_inline]] inline const detail::CacheEntry* find(CUcontext ctx, const detail::OptionsKey& options,
+                                                               detail::CallFrame& call) const noexcept;
+
+  /// The miss path: compiles (or finds) the call's artifact, loads it into `ctx` and
+  /// publishes the entry; once per key, however many threads miss together.
+  [[gnu::cold]] const detail::CacheEntry& load(JitFunction& fn, const LaunchConfig& config, CUcontext ctx,
+                                               const detail::OptionsKey& options, detail::CallFrame& call);
 };
+
+void JitFunction::Impl::prepare(const KernelSignature& sig, std::span<const Arg> given,
+                                const detail::OptionsKey& options, detail::CallFrame& call) const {
+  using namespace detail;
+  const std::size_t n = param_count;
+  call.args = given;
+  if (given.size() != n) [[unlikely]] {
+    bind_arguments(sig, kernel.defaults, given, call.bound());
+    call.args = std::span<const Arg>(call.bound(), n);
+  }
+  const HotRules hot(*triton_rules);
+  const ParamRule* params = kernel.param_rules.data();
+  const Arg* args = call.args.data();
+  std::uint64_t hash = kHashSeed;
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const ParamCode code = specialize_argument(*triton_rules, hot, params[i], args[i], sig, i);
+    call.codes[i] = code;
+    hash = hash_param(hash, code, args[i]);
+    // The kernel takes the runtime (non-constexpr) arguments in order; a cache hit has the
+    // same codes, so this list is the compiled kernel's parameter list.
+    if (code.type != TypeCode::kConstexpr) {
+      write_param(call.slots[i], code.type, args[i]);
+      call.kernel_params[count++] = &call.slots[i];
+    }
+  }
+  call.kernel_param_count = count;
+  call.hash = hash_finish(hash, options);
+}
+
+const detail::CacheEntry* JitFunction::Impl::find(CUcontext ctx, const detail::OptionsKey& options,
+                                                  detail::CallFrame& call) const noexcept {
+  detail::ContextKernels* c = contexts.load(std::memory_order_acquire);
+  while (c != nullptr && c->device.context != ctx) c = c->next;
+  call.context = c;
+  if (c == nullptr) return nullptr;
+  return c->table.find(call.hash, std::span<const detail::ParamCode>(call.codes, param_count), call.args, options);
+}
 
 }  // namespace tritonrt

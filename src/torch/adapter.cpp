@@ -11,6 +11,8 @@
 #include <memory>
 #include <string>
 
+#include "common/errors.h"
+
 namespace tritonrt::torch {
 namespace {
 
@@ -24,8 +26,9 @@ class CachingScratchAllocator final : public ScratchAllocator {
  public:
   void* allocate(std::size_t bytes, std::size_t alignment, void* stream) override {
     if (alignment > kCachingAllocatorAlignment) {
-      throw Error("tritonrt: kernel scratch alignment " + std::to_string(alignment) + " exceeds the " +
-                  std::to_string(kCachingAllocatorAlignment) + " bytes torch's caching allocator guarantees");
+      tritonrt::detail::raise<ResourceError>({}, "kernel scratch alignment " + std::to_string(alignment) +
+                                                     " exceeds the " + std::to_string(kCachingAllocatorAlignment) +
+                                                     " bytes torch's caching allocator guarantees");
     }
     return c10::cuda::CUDACachingAllocator::raw_alloc_with_stream(bytes, static_cast<cudaStream_t>(stream));
   }
@@ -69,9 +72,9 @@ TensorChecks& TensorChecks::required(const at::Tensor& tensor, std::string_view 
 }
 
 void TensorChecks::fail(std::string_view param, const std::string& problem) const {
-  std::string message = kernel_ ? "tritonrt: kernel '" + std::string(owner_) + "', parameter '" + std::string(param) + "' "
-                                : std::string(owner_) + ": argument '" + std::string(param) + "' ";
-  throw ArgumentError(message + problem);
+  // A kernel's parameters in tritonrt's format; an operator's arguments as aten words them.
+  if (kernel_) tritonrt::detail::raise<ArgumentError>({owner_, param}, problem);
+  throw ArgumentError(std::string(owner_) + ": argument '" + std::string(param) + "' " + problem);
 }
 
 DType checked_dtype(c10::ScalarType type, std::string_view owner, std::string_view param) {
@@ -81,7 +84,7 @@ DType checked_dtype(c10::ScalarType type, std::string_view owner, std::string_vi
 }
 
 DeviceScope::DeviceScope(c10::DeviceIndex device) : device_(device) {
-  if (device < 0) throw ArgumentError("tritonrt: DeviceScope needs a CUDA device index, got " + std::to_string(device));
+  if (device < 0) tritonrt::detail::raise<ArgumentError>({}, "DeviceScope needs a CUDA device index, got " + std::to_string(device));
   // torch's current device, which includes a switch it deferred (set_device to a device
   // without a context yet): then ExchangeDevice drops that switch for the scope, and the
   // destructor defers it again, as CUDAGuard does.
@@ -97,16 +100,17 @@ DeviceScope::~DeviceScope() {
 namespace detail {
 
 void throw_undefined_tensor() {
-  throw ArgumentError("tritonrt: an undefined at::Tensor cannot be a kernel argument (pass std::nullopt for None)");
+  tritonrt::detail::raise<ArgumentError>({}, "an undefined at::Tensor cannot be a kernel argument (pass std::nullopt for None)");
 }
 
 void throw_unsupported_dtype(c10::ScalarType type) {
-  throw ArgumentError(std::string("tritonrt: torch dtype ") + c10::toString(type) + " has no Triton type");
+  tritonrt::detail::raise<ArgumentError>({}, std::string("torch dtype ") + c10::toString(type) + " has no Triton type");
 }
 
 void throw_unsupported_scalar(const c10::Scalar& value) {
-  throw ArgumentError(std::string("tritonrt: a ") + (value.isComplex() ? "complex" : "symbolic") +
-                      " c10::Scalar cannot be a kernel argument; Triton takes bool, int and float scalars");
+  tritonrt::detail::raise<ArgumentError>({}, std::string("a ") + (value.isComplex() ? "complex" : "symbolic") +
+                                                 " c10::Scalar cannot be a kernel argument; Triton takes bool, int "
+                                                 "and float scalars");
 }
 
 // The device matters to a launch on the legacy default stream (it runs in the current
@@ -120,9 +124,10 @@ void launch_on_device(JitFunction& fn, LaunchConfig& config, c10::DeviceIndex de
 void launch_in_scope(JitFunction& fn, LaunchConfig& config, const DeviceScope& scope, c10::DeviceIndex device,
                      std::span<const Arg> args) {
   if (device >= 0 && device != scope.device()) [[unlikely]] {
-    throw ArgumentError("tritonrt: kernel '" + fn.signature().name + "': its tensors are on " +
-                        c10::Device(c10::DeviceType::CUDA, device).str() + " but the DeviceScope is for " +
-                        c10::Device(c10::DeviceType::CUDA, scope.device()).str());
+    tritonrt::detail::raise<ArgumentError>({fn.signature().name},
+                                           "its tensors are on " + c10::Device(c10::DeviceType::CUDA, device).str() +
+                                               " but the DeviceScope is for " +
+                                               c10::Device(c10::DeviceType::CUDA, scope.device()).str());
   }
   if (config.stream == nullptr) config.stream = c10::cuda::getCurrentCUDAStream(scope.device()).stream();
   fn.launch_packed(config, args);

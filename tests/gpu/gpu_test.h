@@ -14,12 +14,12 @@
 #include <string>
 #include <vector>
 
-#include "driver/driver.h"
+#include "test_driver.h"
 #include "tritonrt/tritonrt.h"
 
 namespace tritonrt::test {
 
-using detail::Driver;
+using Driver = TestDriver;
 
 inline const std::string kGpuKernels = std::string(TRITONRT_TEST_KERNELS) + "/gpu_kernels.py";
 

@@ -1,4 +1,4 @@
-#include "compiler/python_bridge.h"
+#include "compiler/python_compiler.h"
 
 #include <pybind11/embed.h>
 
@@ -7,7 +7,8 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 
-#include "tritonrt/error.h"
+#include "common/compile_options.h"
+#include "common/errors.h"
 
 namespace py = pybind11;
 
@@ -40,12 +41,12 @@ void ensure_interpreter() {
     PyStatus status = PyConfig_SetBytesString(&config, &config.program_name, program.c_str());
     if (PyStatus_Exception(status)) {
       PyConfig_Clear(&config);
-      throw PythonError("tritonrt: could not configure the embedded Python for " + program);
+      raise<PythonError>({}, "could not configure the embedded Python for " + program);
     }
     try {
       py::initialize_interpreter(&config, 0, nullptr, false);
     } catch (const std::exception& e) {
-      throw PythonError(std::string("tritonrt: could not start the embedded Python (") + program + "): " + e.what());
+      raise<PythonError>({}, "could not start the embedded Python (" + program + "): " + e.what());
     }
     // The interpreter lives as long as the process; other threads take the GIL as needed.
     PyEval_SaveThread();
@@ -63,16 +64,16 @@ py::module_ bridge_module() {
 }
 
 // Re-raises a Python exception from the bridge as the matching tritonrt exception.
-[[noreturn]] void rethrow(py::error_already_set& e, const std::string& context) {
+[[noreturn]] void rethrow(py::error_already_set& e, const ErrorSite& site, const std::string& doing) {
   const std::string type = py::str(e.type().attr("__name__"));
-  const std::string message = context + ": " + py::str(e.value()).cast<std::string>();
-  if (type == "KernelSourceError" || type == "KernelNotFoundError") throw SourceError(message);
-  if (type == "TargetError") throw TargetError(message);
-  if (type == "CompileFailure") throw CompileError(message);
+  const std::string message = doing + ": " + py::str(e.value()).cast<std::string>();
+  if (type == "KernelSourceError" || type == "KernelNotFoundError") raise<SourceError>(site, message);
+  if (type == "TargetError") raise<TargetError>(site, message);
+  if (type == "CompileFailure") raise<CompileError>(site, message);
   if (type == "ModuleNotFoundError" || type == "ImportError") {
-    throw PythonError(message + " (is triton installed for " + python_program() + "? set TRITONRT_PYTHON)");
+    raise<PythonError>(site, message + " (is triton installed for " + python_program() + "? set TRITONRT_PYTHON)");
   }
-  throw PythonError(message + " [" + type + "]\n" + e.what());
+  raise<PythonError>(site, message + " [" + type + "]\n" + e.what());
 }
 
 std::optional<Arg> default_arg(const nlohmann::json& d, std::string& storage) {
@@ -125,7 +126,7 @@ py::object constexpr_object(const Arg& a) {
     case ArgKind::string: return py::make_tuple("value", py::str(a.value.s, a.size));
     case ArgKind::dtype: return py::make_tuple("dtype", std::string(language_name(a.dtype)));
     case ArgKind::python_default: return py::make_tuple("default");
-    default: throw Error("tritonrt: internal error: not a constexpr value");
+    default: raise<ArgumentError>({}, "internal error: " + describe(a) + " is not a constexpr value");
   }
 }
 
@@ -151,7 +152,7 @@ PythonCompiler::PythonCompiler() {
     auto dtype = [&](const char* key) {
       const auto name = answer.at(key).get<std::string>();
       const auto t = parse_dtype(name);
-      if (!t) throw PythonError("tritonrt: Triton " + rules_.triton_version + " names an unknown type '" + name + "' for " + key);
+      if (!t) raise<PythonError>({}, "Triton " + rules_.triton_version + " names an unknown type '" + name + "' for " + key);
       return *t;
     };
     rules_.bool_type = dtype("bool_type");
@@ -164,7 +165,7 @@ PythonCompiler::PythonCompiler() {
       rules_.pointer_types[i] = {pointers.at(i).at(0).get<std::string>(), pointers.at(i).at(1).get<std::string>()};
     }
   } catch (py::error_already_set& e) {
-    rethrow(e, "tritonrt: reading the installed Triton's specialization rules");
+    rethrow(e, {}, "reading the installed Triton's specialization rules");
   }
 }
 
@@ -175,7 +176,7 @@ LoadedKernel PythonCompiler::load_kernel(std::string_view source, std::string_vi
     info = nlohmann::json::parse(
         bridge_module().attr("load_kernel")(std::string(source), std::string(name)).cast<std::string>());
   } catch (py::error_already_set& e) {
-    rethrow(e, "tritonrt: loading kernel '" + std::string(name) + "' from '" + std::string(source) + "'");
+    rethrow(e, {name}, "loading it from '" + std::string(source) + "'");
   }
   LoadedKernel k;
   k.handle = info.at("handle").get<int>();
@@ -193,7 +194,6 @@ LoadedKernel PythonCompiler::load_kernel(std::string_view source, std::string_vi
     pi.is_const = p.at("is_const").get<bool>();
     pi.do_not_specialize = p.at("do_not_specialize").get<bool>();
     pi.do_not_specialize_on_alignment = p.at("do_not_specialize_on_alignment").get<bool>();
-    pi.annotation = p.at("annotation").get<std::string>();
     pi.annotation_type = p.at("annotation_type").get<std::string>();
     pi.has_default = p.at("default").at("kind").get<std::string>() != "absent";
     if (pi.has_default) pi.default_repr = p.at("default").at("repr").get<std::string>();
@@ -205,13 +205,13 @@ LoadedKernel PythonCompiler::load_kernel(std::string_view source, std::string_vi
     if (!pi.annotation_type.empty() && !pi.is_constexpr) {
       rule.annotated = parse_type_code(pi.annotation_type);
       if (!rule.annotated) {
-        throw SourceError("tritonrt: kernel '" + sig.name + "', parameter '" + pi.name + "': annotation '" +
-                          pi.annotation_type + "' names a type tritonrt does not know");
+        raise<SourceError>({sig.name, pi.name, static_cast<std::ptrdiff_t>(i)},
+                           "annotation '" + pi.annotation_type + "' names a type tritonrt does not know");
       }
     }
     k.defaults.push_back(default_arg(p.at("default"), k.default_strings[i]));
     sig.params.push_back(std::move(pi));
-    k.rules.push_back(rule);
+    k.param_rules.push_back(rule);
   }
   // String defaults point into default_strings, which no longer moves.
   for (std::size_t i = 0; i < params.size(); ++i) {
@@ -223,8 +223,7 @@ LoadedKernel PythonCompiler::load_kernel(std::string_view source, std::string_vi
   }
   if (const auto& at = info.at("autotune"); !at.is_null()) {
     sig.autotuned = true;
-    sig.autotune_configs = at.at("configs").size();
-    sig.autotune_keys = at.at("keys").get<std::vector<std::string>>();
+    sig.autotune_configs = at.at("configs").get<std::size_t>();
   }
   sig.heuristic_params = info.at("heuristics").get<std::vector<std::string>>();
   return k;
@@ -244,14 +243,9 @@ Artifact PythonCompiler::compile(const LoadedKernel& kernel, const Target& targe
       }
     }
     py::dict opts;
-    if (options.num_warps) opts["num_warps"] = *options.num_warps;
-    if (options.num_stages) opts["num_stages"] = *options.num_stages;
-    if (options.num_ctas) opts["num_ctas"] = *options.num_ctas;
-    if (options.maxnreg) opts["maxnreg"] = *options.maxnreg;
-    if (options.enable_fp_fusion) opts["enable_fp_fusion"] = *options.enable_fp_fusion;
-    if (options.launch_pdl) opts["launch_pdl"] = *options.launch_pdl;
-    if (options.launch_cooperative_grid) opts["launch_cooperative_grid"] = *options.launch_cooperative_grid;
-    if (options.debug) opts["debug"] = *options.debug;
+    for_each_option(options, [&](const char* name, const auto& value) {
+      if (value) opts[name] = *value;
+    });
     py::dict result = bridge_module().attr("compile")(kernel.handle, target.backend, target.arch,
                                                       target.warp_size, spec, opts);
     artifact.metadata = KernelMetadata::parse(result["metadata"].cast<std::string>());
@@ -259,7 +253,7 @@ Artifact PythonCompiler::compile(const LoadedKernel& kernel, const Target& targe
     artifact.binary_kind = result["binary_ext"].cast<std::string>();
     artifact.cache_dir = result["cache_dir"].cast<std::string>();
   } catch (py::error_already_set& e) {
-    rethrow(e, "tritonrt: compiling kernel '" + kernel.signature.name + "' for " + target.str());
+    rethrow(e, {kernel.signature.name}, "compiling for " + target.str());
   }
   return artifact;
 }

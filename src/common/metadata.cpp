@@ -1,7 +1,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tritonrt/artifact.h"
-#include "tritonrt/error.h"
+#include "common/errors.h"
 
 namespace tritonrt {
 namespace {
@@ -9,11 +9,11 @@ namespace {
 template <class T>
 T field(const nlohmann::json& j, const char* name) {
   const auto it = j.find(name);
-  if (it == j.end()) throw Error(std::string("tritonrt: Triton metadata has no field '") + name + "'");
+  if (it == j.end()) throw ArtifactError(std::string("tritonrt: Triton metadata has no field '") + name + "'");
   try {
     return it->get<T>();
   } catch (const nlohmann::json::exception& e) {
-    throw Error(std::string("tritonrt: Triton metadata field '") + name + "' has an unexpected type: " + e.what());
+    throw ArtifactError(std::string("tritonrt: Triton metadata field '") + name + "' has an unexpected type: " + e.what());
   }
 }
 
@@ -30,7 +30,7 @@ KernelMetadata KernelMetadata::parse(std::string_view text) {
   try {
     j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
-    throw Error(std::string("tritonrt: Triton metadata is not valid JSON: ") + e.what());
+    throw ArtifactError(std::string("tritonrt: Triton metadata is not valid JSON: ") + e.what());
   }
   KernelMetadata m;
   m.name = field<std::string>(j, "name");
@@ -54,27 +54,6 @@ KernelMetadata KernelMetadata::parse(std::string_view text) {
   m.launch_cooperative_grid = field_or<bool>(j, "launch_cooperative_grid", false);
   m.json = std::string(text);
   return m;
-}
-
-std::string Specialization::repr() const {
-  std::string out = "[";
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    const auto& p = params[i];
-    if (i) out += ", ";
-    out += "('" + p.type + "', ";
-    if (p.type == "constexpr") {
-      out += p.value;
-    } else {
-      switch (p.key) {
-        case ParamSpec::Key::none: out += "None"; break;
-        case ParamSpec::Key::plain: out += "''"; break;
-        case ParamSpec::Key::divisible: out += "'D'"; break;
-        case ParamSpec::Key::one: out += "1"; break;
-      }
-    }
-    out += ")";
-  }
-  return out + "]";
 }
 
 }  // namespace tritonrt

@@ -1,5 +1,6 @@
 // Triton's call specialization, applied in C++: which Triton type and key each argument
-// gets. The rules themselves are read from the installed Triton (see bridge.py).
+// gets. The rules themselves are read from the installed Triton (see compiler/bridge.py);
+// this is the vocabulary every layer shares (type codes, parameter rules, binding).
 #pragma once
 
 #include <array>
@@ -12,9 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "common/errors.h"
 #include "tritonrt/arg.h"
 #include "tritonrt/artifact.h"
-#include "tritonrt/jit_function.h"
+#include "tritonrt/signature.h"
 
 namespace tritonrt::detail {
 
@@ -64,6 +66,11 @@ struct ParamRule {
   bool align = true;       ///< not do_not_specialize_on_alignment
   std::optional<std::uint8_t> annotated;  ///< TypeCode of the annotated Triton type
 };
+
+/// The kernel parameter an error is about.
+inline ErrorSite param_site(const KernelSignature& signature, std::size_t index) {
+  return {signature.name, signature.params[index].name, static_cast<std::ptrdiff_t>(index)};
+}
 
 /// Parses an annotated Triton type ("i64", "*fp16", "*kbf16"); nullopt for others.
 std::optional<std::uint8_t> parse_type_code(std::string_view type);

@@ -1,4 +1,4 @@
-#include "function/specializer.h"
+#include "common/specialization.h"
 
 #include <charconv>
 #include <cmath>
@@ -13,8 +13,7 @@ namespace {
 using Key = ParamSpec::Key;
 
 [[noreturn]] void fail(const KernelSignature& sig, std::size_t index, const std::string& what) {
-  throw ArgumentError("tritonrt: kernel '" + sig.name + "', parameter '" + sig.params[index].name +
-                      "' (#" + std::to_string(index) + "): " + what);
+  raise<ArgumentError>(param_site(sig, index), what);
 }
 
 bool is_number(ArgKind k) {
@@ -50,10 +49,6 @@ bool fits(DType t, const IntValue& v) {
   }
 }
 
-bool is_float_type(DType t) {
-  return t == DType::fp16 || t == DType::bf16 || t == DType::fp32 || t == DType::fp64;
-}
-
 std::string int_text(const IntValue& v) {
   return v.negative ? std::to_string(v.i) : std::to_string(v.u);
 }
@@ -67,22 +62,23 @@ Key int_key(const SpecializationRules& rules, const ParamRule& p, const IntValue
 // A runtime parameter whose type is fixed (by annotation or by tritonrt::scalar). Runs on
 // the launch path: the type's name is only spelled out for an error.
 ParamCode specialize_fixed(const SpecializationRules& rules, const ParamRule& p, std::uint8_t code,
-                           const Arg& a, ArgKind stored, const KernelSignature& sig, std::size_t index) {
+                           const Arg& a, const KernelSignature& sig, std::size_t index) {
   auto type = [&] { return type_name(rules, code); };
   if (TypeCode::is_pointer(code)) {
     if (a.kind != ArgKind::pointer) fail(sig, index, "expected a device pointer for type " + type() + ", got " + describe(a));
     return {code, divisibility_key(p, a.value.u, HotRules(rules).pointer_mask)};
   }
   const DType t = TypeCode::dtype(code);
+  const ArgKind stored = a.value_kind();
   if (!is_number(stored)) fail(sig, index, "expected a number for type " + type() + ", got " + describe(a));
   if (stored == ArgKind::real) {
-    if (!is_float_type(t)) fail(sig, index, "expected an integer for type " + type() + ", got a floating-point value");
+    if (!is_floating(t)) fail(sig, index, "expected an integer for type " + type() + ", got a floating-point value");
     return {code, Key::none};
   }
   const IntValue v = int_value(stored, a);
   if (!fits(t, v)) fail(sig, index, "value " + int_text(v) + " does not fit type " + type());
   // Triton never specializes floating-point or boolean runtime parameters.
-  if (t == DType::u1 || is_float_type(t) || !p.specialize) return {code, Key::none};
+  if (t == DType::u1 || is_floating(t) || !p.specialize) return {code, Key::none};
   return {code, int_key(rules, p, v)};
 }
 
@@ -132,8 +128,8 @@ void bind_arguments(const KernelSignature& sig, std::span<const std::optional<Ar
                     std::span<const Arg> given, Arg* out) {
   const std::size_t n = sig.params.size();
   if (given.size() > n) {
-    throw ArgumentError("tritonrt: kernel '" + sig.name + "' takes " + std::to_string(n) +
-                        " arguments, " + std::to_string(given.size()) + " were given");
+    raise<ArgumentError>({sig.name}, "takes " + std::to_string(n) + " arguments, " + std::to_string(given.size()) +
+                                         " were given");
   }
   for (std::size_t i = 0; i < given.size(); ++i) out[i] = given[i];
   for (std::size_t i = given.size(); i < n; ++i) {
@@ -171,10 +167,9 @@ ParamCode specialize_rare_argument(const SpecializationRules& rules, const Param
     if (a.kind == ArgKind::typed && TypeCode::scalar(a.dtype) != *p.annotated) {
       fail(sig, index, "is annotated " + type_name(rules, *p.annotated) + ", but the caller fixed it to " + std::string(to_string(a.dtype)));
     }
-    const ArgKind stored = a.kind == ArgKind::typed ? a.stored : a.kind;
-    return specialize_fixed(rules, p, *p.annotated, a, stored, sig, index);
+    return specialize_fixed(rules, p, *p.annotated, a, sig, index);
   }
-  if (a.kind == ArgKind::typed) return specialize_fixed(rules, p, TypeCode::scalar(a.dtype), a, a.stored, sig, index);
+  if (a.kind == ArgKind::typed) return specialize_fixed(rules, p, TypeCode::scalar(a.dtype), a, sig, index);
   if (a.kind == ArgKind::real) {
     // inf and nan pass through as they do in Python; only finite values may not overflow.
     if (!std::isfinite(a.value.f)) return {TypeCode::scalar(rules.float_type), Key::none};
@@ -259,3 +254,28 @@ std::string python_repr(const Arg& a, const ParamInfo& param) {
 }
 
 }  // namespace tritonrt::detail
+
+namespace tritonrt {
+
+std::string Specialization::repr() const {
+  std::string out = "[";
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const auto& p = params[i];
+    if (i) out += ", ";
+    out += "('" + p.type + "', ";
+    if (p.type == "constexpr") {
+      out += p.value;
+    } else {
+      switch (p.key) {
+        case ParamSpec::Key::none: out += "None"; break;
+        case ParamSpec::Key::plain: out += "''"; break;
+        case ParamSpec::Key::divisible: out += "'D'"; break;
+        case ParamSpec::Key::one: out += "1"; break;
+      }
+    }
+    out += ")";
+  }
+  return out + "]";
+}
+
+}  // namespace tritonrt

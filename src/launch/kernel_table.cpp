@@ -1,9 +1,7 @@
-#include "launch/kernel_cache.h"
+#include "launch/kernel_table.h"
 
 #include <cstring>
 #include <type_traits>
-
-#include "driver/driver.h"
 
 namespace tritonrt::detail {
 namespace {
@@ -32,10 +30,22 @@ std::uint64_t constexpr_bits(const Arg& a) noexcept {
   return a.value.u;
 }
 
-ModuleHandle::~ModuleHandle() {
-  if (module != nullptr) {
-    // Best effort: at process exit the context may already be gone.
-    (void)Driver::get().cuModuleUnload(module);
+CacheEntry::CacheEntry(std::uint64_t h, std::span<const ParamCode> call_codes, std::span<const Arg> args,
+                       const OptionsKey& call_options, LoadedFunction loaded)
+    : hash(h),
+      codes(call_codes.begin(), call_codes.end()),
+      constexprs(args.begin(), args.end()),
+      strings(args.size()),
+      options(call_options),
+      kernel(std::move(loaded)) {
+  for (std::size_t i = 0; i < codes.size(); ++i) {
+    if (codes[i].type != TypeCode::kConstexpr) continue;
+    constexpr_indices.push_back(static_cast<std::uint16_t>(i));
+    Arg& a = constexprs[i];
+    if (a.kind == ArgKind::string) {
+      strings[i].assign(a.value.s, a.size);
+      a.value.s = strings[i].data();
+    }
   }
 }
 
@@ -43,7 +53,7 @@ bool CacheEntry::matches(std::span<const ParamCode> call_codes, std::span<const 
                          const OptionsKey& call_options) const {
   static_assert(sizeof(ParamCode) == 2 && std::is_trivially_copyable_v<ParamCode>);
   if (call_codes.size() != codes.size() || !(call_options == options)) return false;
-  // Codes compared four at a time (a call to memcmp costs more for these few bytes).
+  // Codes compared eight bytes at a time (a call to memcmp costs more for these few bytes).
   const auto* a = reinterpret_cast<const unsigned char*>(call_codes.data());
   const auto* b = reinterpret_cast<const unsigned char*>(codes.data());
   const std::size_t bytes = codes.size() * sizeof(ParamCode);
@@ -57,15 +67,15 @@ bool CacheEntry::matches(std::span<const ParamCode> call_codes, std::span<const 
   for (; i < bytes; ++i) {
     if (a[i] != b[i]) return false;
   }
-  for (const std::uint16_t i : constexpr_indices) {
-    if (!same_constexpr(args[i], constexprs[i])) return false;
+  for (const std::uint16_t c : constexpr_indices) {
+    if (!same_constexpr(args[c], constexprs[c])) return false;
   }
   return true;
 }
 
-const CacheEntry* DeviceContext::find(std::uint64_t hash, std::span<const ParamCode> codes, std::span<const Arg> args,
-                                      const OptionsKey& options) const noexcept {
-  const CacheTable* t = table.load(std::memory_order_acquire);
+const CacheEntry* KernelTable::find(std::uint64_t hash, std::span<const ParamCode> codes, std::span<const Arg> args,
+                                    const OptionsKey& options) const noexcept {
+  const Slots* t = current_.load(std::memory_order_acquire);
   if (t == nullptr) return nullptr;
   const std::size_t mask = t->slots.size() - 1;
   for (std::size_t i = hash & mask;; i = (i + 1) & mask) {
@@ -75,20 +85,21 @@ const CacheEntry* DeviceContext::find(std::uint64_t hash, std::span<const ParamC
   }
 }
 
-void DeviceContext::insert(std::unique_ptr<CacheEntry> added) {
-  entries.push_back(std::move(added));
+const CacheEntry& KernelTable::insert(std::unique_ptr<CacheEntry> added) {
+  const CacheEntry& ref = *added;
+  entries_.push_back(std::move(added));
   std::size_t capacity = 8;
-  while (capacity < 2 * entries.size()) capacity *= 2;
-  auto next_table = std::make_unique<CacheTable>();
-  next_table->slots.assign(capacity, nullptr);
-  for (const auto& e : entries) {
+  while (capacity < 2 * entries_.size()) capacity *= 2;
+  auto next = std::make_unique<Slots>();
+  next->slots.assign(capacity, nullptr);
+  for (const auto& e : entries_) {
     std::size_t i = e->hash & (capacity - 1);
-    while (next_table->slots[i] != nullptr) i = (i + 1) & (capacity - 1);
-    next_table->slots[i] = e.get();
+    while (next->slots[i] != nullptr) i = (i + 1) & (capacity - 1);
+    next->slots[i] = e.get();
   }
-  table.store(next_table.get(), std::memory_order_release);
-  // Readers may still hold an older table: keep every table until the function dies.
-  tables.push_back(std::move(next_table));
+  current_.store(next.get(), std::memory_order_release);
+  tables_.push_back(std::move(next));
+  return ref;
 }
 
 }  // namespace tritonrt::detail

@@ -1,0 +1,30 @@
+// The one format of tritonrt's error messages:
+//   tritonrt: kernel 'add_kernel', parameter 'n' (#3): value 4294967296 does not fit type i32
+// Every throw inside the library goes through `raise`, so the format cannot drift apart.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "tritonrt/error.h"
+
+namespace tritonrt::detail {
+
+/// What an error is about: a kernel (may be empty) and, where one is involved, a parameter.
+struct ErrorSite {
+  std::string_view kernel{};
+  std::string_view param{};
+  std::ptrdiff_t index = -1;  ///< the parameter's position, when known
+};
+
+/// "tritonrt: kernel 'k', parameter 'p' (#i): what" with the parts the site has.
+std::string error_message(const ErrorSite& site, std::string_view what);
+
+/// Throws E (a tritonrt::Error subclass) with `error_message(site, what)`.
+template <class E>
+[[noreturn]] [[gnu::cold]] void raise(const ErrorSite& site, std::string_view what) {
+  throw E(error_message(site, what));
+}
+
+}  // namespace tritonrt::detail
