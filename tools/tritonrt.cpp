@@ -15,6 +15,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "signature.h"
 #include "tritonrt/tritonrt.h"
 
 namespace {
@@ -45,102 +46,6 @@ options:
 [[noreturn]] void usage_error(const std::string& message) {
   std::cerr << "tritonrt: " << message << "\n\n" << kUsage;
   std::exit(2);
-}
-
-std::vector<std::string> split_args(const std::string& text) {
-  std::vector<std::string> out;
-  std::string current;
-  char quote = 0;
-  for (char c : text) {
-    if (quote) {
-      current += c;
-      if (c == quote) quote = 0;
-    } else if (c == '\'' || c == '"') {
-      quote = c;
-      current += c;
-    } else if (c == ',') {
-      out.push_back(current);
-      current.clear();
-    } else if (c != ' ' || !current.empty()) {
-      current += c;
-    }
-  }
-  if (quote) usage_error("unterminated string in --signature");
-  if (!current.empty() || !out.empty()) out.push_back(current);
-  return out;
-}
-
-// Parses one argument description into an Arg; `strings` keeps string storage alive.
-tritonrt::Arg parse_arg(const std::string& token, std::deque<std::string>& strings) {
-  using tritonrt::Arg;
-  using tritonrt::ArgKind;
-  Arg a;
-  auto dtype = [&](const std::string& name) {
-    const auto t = tritonrt::parse_dtype(name);
-    if (!t) usage_error("unknown type '" + name + "' in argument '" + token + "'");
-    return *t;
-  };
-  if (token.empty()) usage_error("empty argument in --signature");
-  if (token[0] == '*') {
-    const auto colon = token.find(':');
-    const std::string type = token.substr(1, colon == std::string::npos ? std::string::npos : colon - 1);
-    const bool unaligned = colon != std::string::npos;
-    if (unaligned && token.substr(colon + 1) != "unaligned") usage_error("pointer suffix must be ':unaligned': " + token);
-    // A stand-in address: only its alignment takes part in specialization.
-    tritonrt::pack_arg(a, tritonrt::DevicePtr{reinterpret_cast<const void*>(unaligned ? 0x10004 : 0x10000), dtype(type)});
-    return a;
-  }
-  if (token == "True" || token == "False") {
-    tritonrt::pack_arg(a, token == "True");
-    return a;
-  }
-  if (token == "None") return a;
-  if (token.front() == '\'' || token.front() == '"') {
-    if (token.size() < 2 || token.back() != token.front()) usage_error("bad string argument: " + token);
-    strings.push_back(token.substr(1, token.size() - 2));
-    tritonrt::pack_arg(a, std::string_view(strings.back()));
-    return a;
-  }
-  if (token.starts_with("dtype:") || token.starts_with("tl.")) {
-    std::string name = token.substr(token.find_first_of(":.") + 1);
-    for (int i = 0; i < tritonrt::kDTypeCount; ++i) {
-      const auto t = static_cast<tritonrt::DType>(i);
-      if (tritonrt::language_name(t) == name) name = std::string(tritonrt::to_string(t));
-    }
-    tritonrt::pack_arg(a, dtype(name));
-    return a;
-  }
-  if (const auto colon = token.find(':'); colon != std::string::npos) {
-    const tritonrt::DType t = dtype(token.substr(0, colon));
-    const std::string value = token.substr(colon + 1);
-    Arg inner = parse_arg(value, strings);
-    if (inner.kind == ArgKind::real) return tritonrt::scalar(t, inner.value.f).arg;
-    if (inner.kind == ArgKind::sint) return tritonrt::scalar(t, inner.value.i).arg;
-    if (inner.kind == ArgKind::uint) return tritonrt::scalar(t, inner.value.u).arg;
-    if (inner.kind == ArgKind::boolean) return tritonrt::scalar(t, inner.value.u != 0).arg;
-    usage_error("a fixed-type scalar takes a number: " + token);
-  }
-  const bool is_float = token.find_first_of(".eEn") != std::string::npos && token.find("0x") != 0;
-  char* end = nullptr;
-  errno = 0;
-  if (is_float) {
-    const double v = std::strtod(token.c_str(), &end);
-    if (*end != '\0' || errno == ERANGE) usage_error("bad number: " + token);
-    tritonrt::pack_arg(a, v);
-  } else if (token[0] == '-') {
-    const long long v = std::strtoll(token.c_str(), &end, 0);
-    if (*end != '\0' || errno == ERANGE) usage_error("integer out of the 64-bit range or malformed: " + token);
-    tritonrt::pack_arg(a, static_cast<std::int64_t>(v));
-  } else {
-    const unsigned long long v = std::strtoull(token.c_str(), &end, 0);
-    if (*end != '\0' || errno == ERANGE) usage_error("integer out of the 64-bit range or malformed: " + token);
-    if (v <= static_cast<unsigned long long>(INT64_MAX)) {
-      tritonrt::pack_arg(a, static_cast<std::int64_t>(v));
-    } else {
-      tritonrt::pack_arg(a, static_cast<std::uint64_t>(v));
-    }
-  }
-  return a;
 }
 
 std::pair<std::string, std::string> split_kernel(const std::string& spec) {
@@ -230,7 +135,11 @@ int main(int argc, char** argv) {
     if (!signature) usage_error("compile needs --signature");
     std::deque<std::string> strings;
     std::vector<tritonrt::Arg> args;
-    for (const auto& token : split_args(*signature)) args.push_back(parse_arg(token, strings));
+    try {
+      args = tritonrt::cli::parse_signature(*signature, strings);
+    } catch (const tritonrt::cli::SignatureError& e) {
+      usage_error(e.what());
+    }
     const tritonrt::Target target = target_text ? tritonrt::Target::parse(*target_text) : tritonrt::Target::current();
     const auto artifact = fn.compile_packed(target, options, args);
     const auto& m = artifact->metadata;

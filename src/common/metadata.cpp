@@ -1,57 +1,55 @@
-#include <nlohmann/json.hpp>
+// Triton's metadata file, read into typed fields, each checked against the range a kernel
+// can have on any target: a damaged or hand-edited cache entry is an ArtifactError here,
+// never a kernel launched with a wrong block size or shared memory size.
 
+#include <bit>
+
+#include "common/json.h"
 #include "tritonrt/artifact.h"
-#include "common/errors.h"
 
 namespace tritonrt {
 namespace {
 
-template <class T>
-T field(const nlohmann::json& j, const char* name) {
-  const auto it = j.find(name);
-  if (it == j.end()) throw ArtifactError(std::string("tritonrt: Triton metadata has no field '") + name + "'");
-  try {
-    return it->get<T>();
-  } catch (const nlohmann::json::exception& e) {
-    throw ArtifactError(std::string("tritonrt: Triton metadata field '") + name + "' has an unexpected type: " + e.what());
-  }
-}
-
-template <class T>
-T field_or(const nlohmann::json& j, const char* name, T fallback) {
-  const auto it = j.find(name);
-  return it == j.end() || it->is_null() ? fallback : field<T>(j, name);
-}
+// More dynamic shared memory than any GPU gives one block (Hopper and Blackwell allow
+// 227 KiB, CDNA3 64 KiB, CDNA4 160 KiB).
+constexpr std::int64_t kMaxSharedBytes = 256 * 1024;
 
 }  // namespace
 
 KernelMetadata KernelMetadata::parse(std::string_view text) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    throw ArtifactError(std::string("tritonrt: Triton metadata is not valid JSON: ") + e.what());
-  }
+  const detail::JsonReader<ArtifactError> read({}, "Triton's metadata");
+  const nlohmann::json j = read.parse(text);
+  auto in_range = [&](const char* name, std::int64_t value, std::int64_t low, std::int64_t high, bool power_of_two) {
+    if (value < low || value > high || (power_of_two && !std::has_single_bit(static_cast<std::uint64_t>(value)))) {
+      read.fail("field '" + std::string(name) + "' is " + std::to_string(value) + "; expected " +
+                (power_of_two ? "a power of two " : "a value ") + "from " + std::to_string(low) + " to " +
+                std::to_string(high));
+    }
+    return value;
+  };
   KernelMetadata m;
-  m.name = field<std::string>(j, "name");
-  m.hash = field<std::string>(j, "hash");
-  const auto target = field<nlohmann::json>(j, "target");
-  m.target.backend = field<std::string>(target, "backend");
-  const auto& arch = target.at("arch");
-  m.target.arch = arch.is_string() ? arch.get<std::string>() : std::to_string(arch.get<long long>());
-  m.target.warp_size = field<int>(target, "warp_size");
-  m.triton_version = field<std::string>(j, "triton_version");
-  m.num_warps = field<int>(j, "num_warps");
-  m.num_ctas = field_or<int>(j, "num_ctas", 1);
-  m.num_stages = field<int>(j, "num_stages");
-  m.shared = field<int>(j, "shared");
-  m.tmem_size = field_or<int>(j, "tmem_size", 0);
-  m.global_scratch_size = field_or<std::int64_t>(j, "global_scratch_size", 0);
-  m.global_scratch_align = field_or<std::int64_t>(j, "global_scratch_align", 1);
-  m.profile_scratch_size = field_or<std::int64_t>(j, "profile_scratch_size", 0);
-  m.profile_scratch_align = field_or<std::int64_t>(j, "profile_scratch_align", 1);
-  m.launch_pdl = field_or<bool>(j, "launch_pdl", false);
-  m.launch_cooperative_grid = field_or<bool>(j, "launch_cooperative_grid", false);
+  m.name = read.field<std::string>(j, "name");
+  if (m.name.empty() || m.name.find('\0') != std::string::npos) read.fail("field 'name' is not a kernel symbol");
+  m.hash = read.field<std::string>(j, "hash");
+  const auto target = read.field<nlohmann::json>(j, "target");
+  m.target.backend = read.field<std::string>(target, "backend");
+  const auto arch = read.field<nlohmann::json>(target, "arch");
+  m.target.arch = arch.is_string() ? read.as<std::string>(arch, "target.arch")
+                                   : std::to_string(read.as<std::int64_t>(arch, "target.arch"));
+  m.target.warp_size = static_cast<int>(in_range("target.warp_size", read.field<std::int64_t>(target, "warp_size"), 32, 64, true));
+  m.triton_version = read.field<std::string>(j, "triton_version");
+  m.num_warps = static_cast<int>(in_range("num_warps", read.field<std::int64_t>(j, "num_warps"), 1, 64, true));
+  m.num_ctas = static_cast<int>(in_range("num_ctas", read.field_or<std::int64_t>(j, "num_ctas", 1), 1, 16, true));
+  m.num_stages = static_cast<int>(in_range("num_stages", read.field<std::int64_t>(j, "num_stages"), 0, 64, false));
+  m.shared = static_cast<int>(in_range("shared", read.field<std::int64_t>(j, "shared"), 0, kMaxSharedBytes, false));
+  m.tmem_size = static_cast<int>(in_range("tmem_size", read.field_or<std::int64_t>(j, "tmem_size", 0), 0, 1 << 20, false));
+  constexpr std::int64_t kMaxScratch = std::int64_t{1} << 40;
+  m.global_scratch_size = in_range("global_scratch_size", read.field_or<std::int64_t>(j, "global_scratch_size", 0), 0, kMaxScratch, false);
+  m.global_scratch_align = in_range("global_scratch_align", read.field_or<std::int64_t>(j, "global_scratch_align", 1), 1, 1 << 20, true);
+  m.profile_scratch_size = in_range("profile_scratch_size", read.field_or<std::int64_t>(j, "profile_scratch_size", 0), 0, kMaxScratch, false);
+  m.profile_scratch_align = in_range("profile_scratch_align", read.field_or<std::int64_t>(j, "profile_scratch_align", 1), 1, 1 << 20, true);
+  m.launch_pdl = read.field_or<bool>(j, "launch_pdl", false);
+  m.launch_cooperative_grid = read.field_or<bool>(j, "launch_cooperative_grid", false);
   m.json = std::string(text);
   return m;
 }

@@ -84,6 +84,20 @@ ParamCode specialize_fixed(const SpecializationRules& rules, const ParamRule& p,
 
 }  // namespace
 
+ParamRule ParamRule::make(bool is_constexpr, bool is_const, bool specialize, bool align,
+                          std::optional<std::uint8_t> annotated) {
+  ParamRule r;
+  r.is_constexpr = is_constexpr;
+  r.is_const = is_const;
+  r.specialize = specialize;
+  r.align = align;
+  r.annotated = is_constexpr ? std::nullopt : annotated;
+  r.route = is_constexpr ? Route::constexpr_value : r.annotated ? Route::rare : Route::runtime;
+  r.pointer_base = is_const ? TypeCode::kConstPointer : TypeCode::kPointer;
+  r.key_policy = !specialize ? 0 : !align ? 1 : 2;
+  return r;
+}
+
 std::optional<std::uint8_t> parse_type_code(std::string_view type) {
   bool pointer = false;
   bool is_const = false;

@@ -58,13 +58,26 @@ struct ParamCode {
   friend bool operator==(const ParamCode&, const ParamCode&) = default;
 };
 
-/// A parameter as the specializer needs it: the static info in compact form.
+/// A parameter as the specializer needs it: the static info in compact form, plus what the
+/// launch path reads of it for every argument, derived once (see `make`).
 struct ParamRule {
   bool is_constexpr = false;
   bool is_const = false;
   bool specialize = true;  ///< not do_not_specialize
   bool align = true;       ///< not do_not_specialize_on_alignment
   std::optional<std::uint8_t> annotated;  ///< TypeCode of the annotated Triton type
+
+  /// Which path specializes its arguments: typed by value (runtime), a constexpr, or the
+  /// rare path (annotated runtime parameters).
+  enum class Route : std::uint8_t { runtime, constexpr_value, rare };
+  Route route = Route::runtime;
+  std::uint8_t pointer_base = 0;  ///< TypeCode of a pointer to DType 0: const or not
+  /// The key a specialized integer or address gets: 0 none (do_not_specialize), 1 '' always
+  /// (do_not_specialize_on_alignment), 2 'D' when divisible, else ''.
+  std::uint8_t key_policy = 2;
+
+  static ParamRule make(bool is_constexpr, bool is_const, bool specialize, bool align,
+                        std::optional<std::uint8_t> annotated);
 };
 
 /// The kernel parameter an error is about.
@@ -105,11 +118,14 @@ struct HotRules {
         pointer_mask(static_cast<std::uint64_t>(r.pointer_divisibility - 1)) {}
 };
 
-/// Triton's key for a specialized integer or address: 'D' when divisible, else ''. A mask
+/// Triton's key for a specialized integer or address: 'D' when divisible, else '', by the
+/// parameter's policy, without a branch (Key's none, plain, divisible are 0, 1, 2). A mask
 /// tests divisibility by a power of two (two's complement keeps it right for negatives).
 [[gnu::always_inline]] inline ParamSpec::Key divisibility_key(const ParamRule& p, std::uint64_t bits, std::uint64_t mask) {
-  if (!p.specialize) return ParamSpec::Key::none;
-  return p.align && (bits & mask) == 0 ? ParamSpec::Key::divisible : ParamSpec::Key::plain;
+  static_assert(static_cast<int>(ParamSpec::Key::none) == 0 && static_cast<int>(ParamSpec::Key::plain) == 1 &&
+                static_cast<int>(ParamSpec::Key::divisible) == 2);
+  const unsigned policy = p.key_policy;
+  return static_cast<ParamSpec::Key>(policy - ((policy >> 1) & static_cast<unsigned>((bits & mask) != 0)));
 }
 
 /// Triton's (type, key) for one argument; throws ArgumentError naming kernel and parameter.
@@ -117,25 +133,19 @@ struct HotRules {
 [[gnu::always_inline]] inline ParamCode specialize_argument(const SpecializationRules& rules, const HotRules& hot,
                                                            const ParamRule& p, const Arg& a,
                                                            const KernelSignature& signature, std::size_t index) {
-  if (p.is_constexpr) {
-    if (a.kind != ArgKind::pointer && a.kind != ArgKind::typed) [[likely]] {
-      return {TypeCode::kConstexpr, ParamSpec::Key::none};
-    }
-  } else if (!p.annotated) [[likely]] {
+  if (p.route == ParamRule::Route::runtime) [[likely]] {
     switch (a.kind) {
       case ArgKind::pointer:
-        return {TypeCode::pointer(a.dtype, p.is_const), divisibility_key(p, a.value.u, hot.pointer_mask)};
+        return {static_cast<std::uint8_t>(p.pointer_base + static_cast<std::uint8_t>(a.dtype)),
+                divisibility_key(p, a.value.u, hot.pointer_mask)};
       case ArgKind::sint:
-      case ArgKind::uint: {
-        if (a.value.u == 1 && p.specialize && hot.int_one_is_constexpr) return {TypeCode::kConstexpr, ParamSpec::Key::none};
-        DType t;
-        if (a.kind == ArgKind::sint) {
-          t = a.value.i >= INT32_MIN && a.value.i <= INT32_MAX ? DType::i32 : DType::i64;
-        } else {
-          t = a.value.u <= INT32_MAX ? DType::i32 : a.value.u <= INT64_MAX ? DType::i64 : DType::u64;
-        }
-        return {TypeCode::scalar(t), divisibility_key(p, a.value.u, hot.int_mask)};
-      }
+        if (a.value.u == 1 && p.key_policy != 0 && hot.int_one_is_constexpr) return {TypeCode::kConstexpr, ParamSpec::Key::none};
+        return {TypeCode::scalar(a.value.i >= INT32_MIN && a.value.i <= INT32_MAX ? DType::i32 : DType::i64),
+                divisibility_key(p, a.value.u, hot.int_mask)};
+      case ArgKind::uint:
+        if (a.value.u == 1 && p.key_policy != 0 && hot.int_one_is_constexpr) return {TypeCode::kConstexpr, ParamSpec::Key::none};
+        return {TypeCode::scalar(a.value.u <= INT32_MAX ? DType::i32 : a.value.u <= INT64_MAX ? DType::i64 : DType::u64),
+                divisibility_key(p, a.value.u, hot.int_mask)};
       case ArgKind::boolean:
         return {TypeCode::scalar(hot.bool_type), ParamSpec::Key::none};
       case ArgKind::none:
@@ -147,6 +157,10 @@ struct HotRules {
         break;  // overflows fp32: an error, made by the rare path
       default:
         break;
+    }
+  } else if (p.route == ParamRule::Route::constexpr_value) {
+    if (a.kind != ArgKind::pointer && a.kind != ArgKind::typed) [[likely]] {
+      return {TypeCode::kConstexpr, ParamSpec::Key::none};
     }
   }
   return specialize_rare_argument(rules, p, a, signature, index);

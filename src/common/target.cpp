@@ -21,7 +21,14 @@ Target Target::parse(std::string_view text) {
     }
     t.warp_size = 32;
   } else if (t.backend == "hip") {
-    if (!t.arch.starts_with("gfx") || t.arch.size() < 4) fail("a hip architecture looks like gfx942");
+    // gfx<major><minor><stepping>: a decimal major, then two hex digits (gfx90a, gfx942, gfx1100).
+    const std::string_view version = std::string_view(t.arch).substr(t.arch.starts_with("gfx") ? 3 : 0);
+    auto is_hex = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || (c >= 'a' && c <= 'f'); };
+    bool valid = t.arch.starts_with("gfx") && version.size() >= 3 && version.size() <= 4;
+    for (std::size_t i = 0; valid && i < version.size(); ++i) {
+      valid = i + 2 < version.size() ? std::isdigit(static_cast<unsigned char>(version[i])) != 0 : is_hex(version[i]);
+    }
+    if (!valid) fail("a hip architecture is gfx and a version such as 942, 90a or 1100");
     // CDNA parts (gfx9xx) run 64-wide wavefronts; RDNA parts (gfx10+) run 32-wide.
     t.warp_size = t.arch.size() == 6 && t.arch[3] == '9' ? 64 : 32;
   } else {

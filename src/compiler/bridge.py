@@ -6,6 +6,7 @@ interpreter as module ``_tritonrt_bridge``. The C++ side computes each call's sp
 delegated to the installed Triton, so the result is the one its own JIT would produce.
 """
 
+import contextlib
 import dataclasses
 import hashlib
 import importlib
@@ -33,7 +34,25 @@ class CompileFailure(Exception):
     """Triton rejected the kernel for this specialization; the message is Triton's."""
 
 
-_import_lock = threading.RLock()
+class CacheEntryError(Exception):
+    """Triton's cache entry for this compile could not be read; args: (folder, reason)."""
+
+
+embedded = False  # set by tritonrt when it started this interpreter itself
+
+
+def one_line(exc):
+    """An exception as Python's own one-line text, `Type: message`, as UTF-8 bytes; never
+    raises (a __str__ that fails, or text that is not encodable, still gives a line)."""
+    try:
+        text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    except BaseException:
+        text = f"{type(exc).__name__} (its message could not be read)"
+    return " ".join(text.split()).encode("utf-8", "backslashreplace")
+
+
+_locks_lock = threading.Lock()
+_import_locks = {}  # source string -> its lock: one slow import never holds up another source
 _modules = {}  # source string -> imported module, so a module is executed once per process
 _kernels = []  # handle -> JITFunction
 
@@ -77,12 +96,29 @@ def _import_file(path):
     return module
 
 
+class _ExitAtImport(BaseException):
+    """Raised instead of ending the process when a kernel module calls os._exit at import."""
+
+
+def _refuse_exit(status):
+    raise _ExitAtImport(f"the module called os._exit({status}) while being imported")
+
+
 def _import(source):
-    with _import_lock:
+    module = _modules.get(source)
+    if module is not None:
+        return module
+    with _locks_lock:
+        lock = _import_locks.setdefault(source, threading.RLock())
+    with lock:
         module = _modules.get(source)
         if module is not None:
             return module
         is_path = source.endswith(".py") or os.sep in source
+        # In tritonrt's own interpreter a kernel file must not end the host program.
+        real_exit = os._exit
+        if embedded:
+            os._exit = _refuse_exit
         try:
             if is_path:
                 module = _import_file(os.path.realpath(source))
@@ -93,14 +129,23 @@ def _import(source):
         except ModuleNotFoundError as e:
             if not is_path and e.name is not None and source.startswith(e.name):
                 raise KernelSourceError(f"kernel module '{source}' was not found on sys.path") from None
-            raise KernelSourceError(f"importing kernel source '{source}' failed: {type(e).__name__}: {e}") from None
+            raise KernelSourceError(f"importing kernel source '{source}' failed: {one_line(e).decode()}") from None
         except SyntaxError as e:
             raise KernelSourceError(f"kernel source '{source}' has a syntax error at {e.filename}:{e.lineno}: "
                                     f"{e.msg}") from None
-        except Exception as e:
-            raise KernelSourceError(f"importing kernel source '{source}' failed: {type(e).__name__}: {e}") from None
+        except BaseException as e:  # SystemExit, KeyboardInterrupt and os._exit included
+            raise KernelSourceError(f"importing kernel source '{source}' failed: {one_line(e).decode()}") from None
+        finally:
+            os._exit = real_exit
         _modules[source] = module
         return module
+
+
+def _safe_repr(value):
+    try:
+        return repr(value)
+    except BaseException:
+        return f"<{type(value).__name__} object whose repr() failed>"
 
 
 def _describe_default(param):
@@ -108,7 +153,7 @@ def _describe_default(param):
     value = param.default
     if value is inspect.Parameter.empty:
         return {"kind": "absent"}
-    described = {"repr": repr(value)}
+    described = {"repr": _safe_repr(value)}
     if value is None:
         return {**described, "kind": "none"}
     if isinstance(value, bool):
@@ -116,17 +161,22 @@ def _describe_default(param):
     if isinstance(value, int) and -2**63 <= value < 2**64:
         return {**described, "kind": "int", "value": value}
     if isinstance(value, float):
-        return {**described, "kind": "float", "value": value}
+        # float.hex is exact and spells nan and inf, which JSON cannot hold as numbers.
+        return {**described, "kind": "float", "value": value.hex()}
     if isinstance(value, str):
         return {**described, "kind": "str", "value": value}
     return {**described, "kind": "object"}
 
 
 def load_kernel(source, name):
-    """Import `source` once and describe the static signature of kernel `name` in it."""
+    """Import `source` once and describe the static signature of kernel `name` in it.
+
+    `source` and `name` arrive as bytes (paths need not be UTF-8); the answer is JSON text."""
     from triton.runtime.autotuner import Autotuner, Heuristics
     from triton.runtime.jit import JITFunction
 
+    source = os.fsdecode(source)
+    name = name.decode("utf-8", "surrogateescape")
     module = _import(source)
     if not hasattr(module, name):
         raise KernelNotFoundError(f"'{source}' has no attribute '{name}'")
@@ -152,15 +202,26 @@ def load_kernel(source, name):
         "default": _describe_default(p._param),
     } for p in obj.params]
     _kernels.append(obj)
-    return json.dumps({
+    file = getattr(module, "__file__", None)
+    return _json({
         "handle": len(_kernels) - 1,
-        "name": obj.__name__,
-        "full_name": f"{obj.__module__}.{obj.__qualname__}",
-        "file": getattr(module, "__file__", None),
+        "name": _printable(obj.__name__),
+        "full_name": _printable(f"{obj.__module__}.{obj.__qualname__}"),
+        "file": None if file is None else _printable(file),
         "params": params,
         "autotune": autotune,
         "heuristics": heuristics,
     })
+
+
+def _printable(text):
+    """Text from file names, which may hold bytes that are not UTF-8, as valid text (those bytes escaped)."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _json(answer):
+    """JSON text for C++: strict (no NaN), and text that is not UTF-8 escaped, not fatal."""
+    return json.dumps(answer, allow_nan=False, ensure_ascii=True).encode("ascii")
 
 
 class _HostPointer:
@@ -209,7 +270,7 @@ def specialization_rules(tl_dtype_names):
         ty = spec(_HostPointer(pointer_divisibility, getattr(tl, name)))[0]
         const_ty = spec(_HostPointer(pointer_divisibility, getattr(tl, name)), is_const=True)[0]
         pointer_types.append([ty, const_ty])
-    return json.dumps({
+    return _json({
         "triton_version": triton.__version__,
         "bool_type": spec(True)[0],
         "float_type": spec(1.5)[0],
@@ -273,12 +334,25 @@ def _constexpr_value(fn, index, encoded):
     raise ValueError(f"unknown constexpr encoding {encoded!r}")
 
 
+def _cache_folder(source, backend, options):
+    """The folder of Triton's cache that `triton.compile(source, options=options)` reads or
+    writes, found as compile finds it (None where a cache manager has no folder)."""
+    from triton.compiler import get_cache_key
+    from triton.runtime.cache import get_cache_manager
+    from triton._C.libtriton import get_cache_invalidating_env_vars
+
+    parsed = backend.parse_options(dict(options, **source.parse_options()))
+    key = get_cache_key(source, backend, parsed, env_vars=get_cache_invalidating_env_vars())
+    return getattr(get_cache_manager(hashlib.sha256(key.encode("utf-8")).hexdigest()), "cache_dir", None)
+
+
 def compile(handle, backend_name, arch, warp_size, specialization, options):
     """Compile kernel `handle` for one specialization.
 
     `specialization` has one entry per parameter, each a [type, key] pair exactly as Triton's
     binder builds it, except that constexpr values come encoded as ["value", v],
     ["dtype", name] or ["default"]. `options` holds only the options the caller set.
+    Returns (metadata JSON, binary, "cubin" or "hsaco", cache folder), all bytes but the kind.
     """
     import triton
     from triton import knobs
@@ -303,22 +377,32 @@ def compile(handle, backend_name, arch, warp_size, specialization, options):
     for field in dataclasses.fields(backend.parse_options({})):
         if hasattr(knobs.compilation, field.name) and field.name not in ("debug", ):
             kwargs[field.name] = getattr(knobs.compilation, field.name)
+    folder = None
     try:
         parsed, signature, constexprs, attrs = fn._pack_args(backend, kwargs, values, spec, None)
         source = ASTSource(fn, signature, constexprs, attrs)
-        kernel = triton.compile(source, target=target, options=parsed.__dict__)
-    except TargetError:
+        folder = _cache_folder(source, backend, parsed.__dict__)
+        cached = folder is not None and os.path.exists(os.path.join(folder, f"__grp__{source.name[:150]}.json"))
+        try:
+            # In tritonrt's own interpreter Triton's prints (ptxas failures, dumps) go to stderr:
+            # the host program's stdout is its own.
+            with contextlib.redirect_stdout(sys.stderr) if embedded else contextlib.nullcontext():
+                kernel = triton.compile(source, target=target, options=parsed.__dict__)
+        except Exception as e:
+            # A cache hit compiles nothing: what fails there is reading the entry.
+            if cached and not knobs.compilation.always_compile:
+                raise CacheEntryError(os.fsencode(folder), one_line(e)) from None
+            raise
+    except (TargetError, CacheEntryError):
         raise
     except Exception as e:
-        raise CompileFailure(f"{type(e).__name__}: {e}") from None
+        raise CompileFailure(one_line(e).decode()) from None
     binary_ext = "cubin" if backend_name == "cuda" else "hsaco"
-    group = kernel.metadata_group
-    metadata_file = group.get(f"{kernel.name[:150]}.json")
-    with open(metadata_file) as f:
-        metadata = f.read()
-    return {
-        "metadata": metadata,
-        "binary": kernel.asm[binary_ext],
-        "binary_ext": binary_ext,
-        "cache_dir": os.path.dirname(metadata_file),
-    }
+    metadata_file = kernel.metadata_group.get(f"{kernel.name[:150]}.json")
+    try:
+        with open(metadata_file, "rb") as f:
+            metadata = f.read()
+        binary = kernel.asm[binary_ext]
+    except Exception as e:
+        raise CacheEntryError(os.fsencode(os.path.dirname(metadata_file or folder or "")), one_line(e)) from None
+    return metadata, bytes(binary), binary_ext, os.fsencode(os.path.dirname(metadata_file))

@@ -3,10 +3,13 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <mutex>
 
 #include "common/errors.h"
+#include "common/log.h"
+#include "store/triton_cache.h"
 
 namespace tritonrt::detail {
 namespace {
@@ -43,16 +46,40 @@ std::filesystem::path module_path() {
   return std::filesystem::path(info.dli_fname).parent_path() / "libtritonrt_python.so";
 }
 
+// The module is built against one Python minor version; any other one's ABI differs, and
+// using it crashes. Asked through Py_GetVersion, which is safe before the interpreter starts.
+void check_python_version(void* library, const std::string& which) {
+  using GetVersion = const char* (*)();
+  auto get_version = reinterpret_cast<GetVersion>(dlsym(library, "Py_GetVersion"));
+  if (get_version == nullptr) raise<PythonError>({}, which + " is not a Python library (it has no Py_GetVersion)");
+  const std::string version = get_version();
+  const std::string release = version.substr(0, version.find(' '));
+  const std::string wanted = TRITONRT_PYTHON_VERSION;
+  if (release != wanted && !release.starts_with(wanted + ".")) {
+    raise<PythonError>({}, which + " is Python " + release + ", but tritonrt's compiler module was built for Python " +
+                               wanted + " (set TRITONRT_LIBPYTHON to a Python " + wanted +
+                               " library, or rebuild tritonrt against this Python)");
+  }
+}
+
 Compiler* load_compiler() {
-  if (dlsym(RTLD_DEFAULT, "Py_IsInitialized") == nullptr) {
+  if (dlsym(RTLD_DEFAULT, "Py_IsInitialized") != nullptr) {
+    check_python_version(RTLD_DEFAULT, "this process's Python");
+  } else {
     // No Python in this process: bring in the one tritonrt was built against, globally, so
     // the module's Python symbols bind to it.
     const char* library = std::getenv("TRITONRT_LIBPYTHON");
     if (library == nullptr || *library == '\0') library = TRITONRT_LIBPYTHON;
-    if (dlopen(library, RTLD_NOW | RTLD_GLOBAL) == nullptr) {
+    void* handle = dlopen(library, RTLD_LAZY | RTLD_LOCAL);
+    if (handle == nullptr) {
       const char* why = dlerror();
       raise<PythonError>({}, std::string("compiling needs Python, and ") + library + " could not be loaded: " +
                                  (why ? why : "unknown reason") + " (set TRITONRT_LIBPYTHON)");
+    }
+    check_python_version(handle, library);
+    if (dlopen(library, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD) == nullptr) {
+      const char* why = dlerror();
+      raise<PythonError>({}, std::string("could not make ") + library + "'s symbols global: " + (why ? why : "unknown reason"));
     }
   }
   const auto path = module_path();
@@ -66,6 +93,25 @@ Compiler* load_compiler() {
   return make();
 }
 
+std::string without_prefix(std::string text) {
+  constexpr std::string_view kPrefix = "tritonrt: ";
+  return text.starts_with(kPrefix) ? text.substr(kPrefix.size()) : text;
+}
+
+// Triton's files as an artifact for `target`, or why they cannot be one.
+std::optional<std::string> make_artifact(CompiledFiles& files, const Target& target, Artifact& artifact) {
+  if (!files.unreadable.empty()) return "Triton could not read it: " + files.unreadable;
+  try {
+    artifact.metadata = KernelMetadata::parse(files.metadata_json);
+  } catch (const ArtifactError& e) {
+    return without_prefix(e.what());
+  }
+  artifact.binary = std::move(files.binary);
+  artifact.binary_kind = files.binary_kind;
+  artifact.cache_dir = files.cache_dir;
+  return artifact_problem(artifact, target);
+}
+
 }  // namespace
 
 Compiler& Compiler::get() {
@@ -75,6 +121,35 @@ Compiler& Compiler::get() {
   std::lock_guard lock(mutex);
   if (compiler == nullptr) compiler = load_compiler();
   return *compiler;
+}
+
+LoadedKernel load_kernel(std::string_view source, std::string_view name) {
+  return parse_kernel_description(Compiler::get().describe_kernel(source, name));
+}
+
+const SpecializationRules& specialization_rules() {
+  static const SpecializationRules rules = parse_specialization_rules(Compiler::get().specialization_rules());
+  return rules;
+}
+
+Artifact compile(const LoadedKernel& kernel, const Target& target, const CompileOptions& options,
+                 const std::vector<CompileParam>& params) {
+  const ErrorSite site{kernel.signature.name};
+  for (int attempt = 0;; ++attempt) {
+    CompiledFiles files = Compiler::get().compile(kernel, target, options, params);
+    Artifact artifact;
+    const auto problem = make_artifact(files, target, artifact);
+    if (!problem) return artifact;
+    if (attempt > 0 || files.cache_dir.empty()) {
+      raise<ArtifactError>(site, "Triton's cache entry " + files.cache_dir + " for " + target.str() +
+                                     " is still invalid after recompiling: " + *problem);
+    }
+    // A damaged entry would fail every later compile too: move it away and build it again.
+    const std::string moved = set_aside(files.cache_dir);
+    log(LogLevel::warning, error_message(site, "Triton's cache entry " + files.cache_dir + " is invalid (" + *problem +
+                                                   "); " + (moved.empty() ? "it was gone" : "set aside as " + moved) +
+                                                   ", recompiling"));
+  }
 }
 
 GilReleased::GilReleased() {

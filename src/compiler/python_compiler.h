@@ -10,13 +10,10 @@ namespace tritonrt::detail {
 class PythonCompiler final : public Compiler {
  public:
   PythonCompiler();
-  LoadedKernel load_kernel(std::string_view source, std::string_view name) override;
-  const SpecializationRules& rules() const override { return rules_; }
-  Artifact compile(const LoadedKernel& kernel, const Target& target, const CompileOptions& options,
-                   const std::vector<CompileParam>& params) override;
-
- private:
-  SpecializationRules rules_;
+  std::string describe_kernel(std::string_view source, std::string_view name) override;
+  std::string specialization_rules() override;
+  CompiledFiles compile(const LoadedKernel& kernel, const Target& target, const CompileOptions& options,
+                        const std::vector<CompileParam>& params) override;
 };
 
 }  // namespace tritonrt::detail

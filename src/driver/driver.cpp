@@ -7,8 +7,9 @@
 
 namespace tritonrt::detail {
 
-Driver& Driver::get() {
+Driver& Driver::load() {
   static Driver driver;  // thread-safe; a failed load throws and is retried next time
+  loaded_.store(&driver, std::memory_order_release);
   return driver;
 }
 

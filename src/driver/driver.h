@@ -4,6 +4,7 @@
 
 #include <cuda.h>
 
+#include <atomic>
 #include <string>
 #include <utility>
 
@@ -11,8 +12,12 @@ namespace tritonrt::detail {
 
 class Driver {
  public:
-  /// Loads libcuda and calls cuInit once; throws DriverError when either fails.
-  static Driver& get();
+  /// Loads libcuda and calls cuInit once; throws DriverError when either fails. Inline:
+  /// every launch asks, and after the first call it is one load.
+  static Driver& get() {
+    if (Driver* d = loaded_.load(std::memory_order_acquire)) [[likely]] return *d;
+    return load();
+  }
 
   /// The device of the calling thread's current context (device 0 when it has none).
   CUdevice current_device();
@@ -32,6 +37,8 @@ class Driver {
 
  private:
   Driver();
+  [[gnu::cold]] static Driver& load();
+  static inline std::atomic<Driver*> loaded_{nullptr};
   using GetProcAddress = CUresult (*)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
   GetProcAddress get_proc_ = nullptr;
 };

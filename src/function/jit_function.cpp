@@ -1,6 +1,10 @@
 #include "tritonrt/jit_function.h"
 
+#include <atomic>
 #include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
 
 #include "function/jit_function_impl.h"
 #include "common/compile_options.h"
@@ -9,10 +13,16 @@
 
 namespace tritonrt {
 
-
 JitFunction& JitFunction::get(std::string_view source, std::string_view name) {
-  static std::mutex mutex;
-  static std::map<std::pair<std::string, std::string>, std::unique_ptr<JitFunction>> registry;
+  // One slot per kernel: the registry's lock covers finding the slot only, and a kernel's
+  // import holds its own slot's lock, so a get never waits for another kernel's import.
+  struct Slot {
+    std::mutex loading;
+    std::atomic<JitFunction*> loaded{nullptr};
+    std::unique_ptr<JitFunction> owned;
+  };
+  static std::mutex registry_mutex;
+  static std::map<std::pair<std::string, std::string>, std::unique_ptr<Slot>> registry;
   // Spellings of one file ("k.py", "./k.py") share one JitFunction and its caches.
   std::string key_source(source);
   if (key_source.ends_with(".py")) {
@@ -20,20 +30,27 @@ JitFunction& JitFunction::get(std::string_view source, std::string_view name) {
     const auto canonical = std::filesystem::weakly_canonical(key_source, ec);
     if (!ec) key_source = canonical.string();
   }
-  detail::GilReleased unlocked;  // importing needs the GIL; never wait for the mutex holding it
-  std::lock_guard lock(mutex);
-  auto key = std::make_pair(key_source, std::string(name));
-  auto it = registry.find(key);
-  if (it == registry.end()) {
-    it = registry.emplace(std::move(key), std::unique_ptr<JitFunction>(new JitFunction(key_source, name))).first;
+  Slot* slot = nullptr;
+  {
+    std::lock_guard lock(registry_mutex);
+    auto& entry = registry[std::make_pair(key_source, std::string(name))];
+    if (entry == nullptr) entry = std::make_unique<Slot>();
+    slot = entry.get();
   }
-  return *it->second;
+  if (JitFunction* fn = slot->loaded.load(std::memory_order_acquire)) return *fn;
+  detail::GilReleased unlocked;  // importing needs the GIL; never wait for a lock holding it
+  std::lock_guard lock(slot->loading);
+  if (slot->owned == nullptr) {
+    // A failed import throws and leaves the slot empty: the next get tries again.
+    slot->owned.reset(new JitFunction(key_source, name));
+    slot->loaded.store(slot->owned.get(), std::memory_order_release);
+  }
+  return *slot->owned;
 }
 
 JitFunction::JitFunction(std::string_view source, std::string_view name) : impl_(std::make_unique<Impl>()) {
-  auto& compiler = detail::Compiler::get();
-  impl_->kernel = compiler.load_kernel(source, name);
-  impl_->triton_rules = &compiler.rules();
+  impl_->kernel = detail::load_kernel(source, name);
+  impl_->triton_rules = &detail::specialization_rules();
   impl_->param_count = impl_->kernel.signature.params.size();
   signature_ = impl_->kernel.signature;
   if (signature_.params.size() > detail::kMaxParams) {
@@ -100,7 +117,7 @@ std::shared_ptr<const Artifact> JitFunction::compile_packed(const Target& target
   if (owner) {
     try {
       auto artifact = std::make_shared<Artifact>(
-          detail::Compiler::get().compile(impl_->kernel, target, options, params));
+          detail::compile(impl_->kernel, target, options, params));
       artifact->specialization = std::move(spec);
       promise.set_value(std::move(artifact));
     } catch (...) {

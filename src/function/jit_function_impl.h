@@ -34,7 +34,7 @@ struct ContextKernels {
 /// ParamCode are trivially copyable): the hot path writes only what the call uses.
 struct CallFrame {
   alignas(Arg) std::byte bound_storage[sizeof(Arg) * kMaxParams];  ///< arguments with defaults applied
-  ParamCode codes[kMaxParams];
+  alignas(8) ParamCode codes[kMaxParams + 3];  ///< zero-padded to whole 8-byte words (see padded_codes)
   std::uint64_t slots[kMaxParams];      ///< kernel-parameter bytes, by argument index
   void* kernel_params[kMaxParams + 2];  ///< what cuLaunchKernel reads: runtime args, then scratch
   std::size_t kernel_param_count;
@@ -91,21 +91,23 @@ void JitFunction::Impl::prepare(const KernelSignature& sig, std::span<const Arg>
   const HotRules hot(*triton_rules);
   const ParamRule* params = kernel.param_rules.data();
   const Arg* args = call.args.data();
-  std::uint64_t hash = kHashSeed;
+  std::uint64_t constexpr_hash = kHashSeed;
   std::size_t count = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const ParamCode code = specialize_argument(*triton_rules, hot, params[i], args[i], sig, i);
     call.codes[i] = code;
-    hash = hash_param(hash, code, args[i]);
     // The kernel takes the runtime (non-constexpr) arguments in order; a cache hit has the
     // same codes, so this list is the compiled kernel's parameter list.
-    if (code.type != TypeCode::kConstexpr) {
+    if (code.type != TypeCode::kConstexpr) [[likely]] {
       write_param(call.slots[i], code.type, args[i]);
       call.kernel_params[count++] = &call.slots[i];
+    } else {
+      constexpr_hash = hash_constexpr(constexpr_hash, args[i]);
     }
   }
+  for (std::size_t i = n; i % kCodesPerWord != 0; ++i) call.codes[i] = ParamCode{};
   call.kernel_param_count = count;
-  call.hash = hash_finish(hash, options);
+  call.hash = hash_key(padded_codes(call.codes, n), constexpr_hash, options);
 }
 
 const detail::CacheEntry* JitFunction::Impl::find(CUcontext ctx, const detail::OptionsKey& options,
@@ -114,7 +116,7 @@ const detail::CacheEntry* JitFunction::Impl::find(CUcontext ctx, const detail::O
   while (c != nullptr && c->device.context != ctx) c = c->next;
   call.context = c;
   if (c == nullptr) return nullptr;
-  return c->table.find(call.hash, std::span<const detail::ParamCode>(call.codes, param_count), call.args, options);
+  return c->table.find(call.hash, detail::padded_codes(call.codes, param_count), call.args, options);
 }
 
 }  // namespace tritonrt

@@ -48,7 +48,7 @@ const detail::CacheEntry& JitFunction::Impl::load(JitFunction& fn, const LaunchC
     }
     call.context = c;
   }
-  const std::span<const detail::ParamCode> codes(call.codes, param_count);
+  const auto codes = detail::padded_codes(call.codes, param_count);
   if (const auto* hit = call.context->table.find(call.hash, codes, call.args, options)) return *hit;
   auto artifact = fn.compile_packed(call.context->device.target, config.options, call.args);
   auto loaded = detail::load_function(call.context->device, std::move(artifact), fn.signature_.name);

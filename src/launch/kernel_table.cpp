@@ -38,7 +38,7 @@ CacheEntry::CacheEntry(std::uint64_t h, std::span<const ParamCode> call_codes, s
       strings(args.size()),
       options(call_options),
       kernel(std::move(loaded)) {
-  for (std::size_t i = 0; i < codes.size(); ++i) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
     if (codes[i].type != TypeCode::kConstexpr) continue;
     constexpr_indices.push_back(static_cast<std::uint16_t>(i));
     Arg& a = constexprs[i];
@@ -53,19 +53,14 @@ bool CacheEntry::matches(std::span<const ParamCode> call_codes, std::span<const 
                          const OptionsKey& call_options) const {
   static_assert(sizeof(ParamCode) == 2 && std::is_trivially_copyable_v<ParamCode>);
   if (call_codes.size() != codes.size() || !(call_options == options)) return false;
-  // Codes compared eight bytes at a time (a call to memcmp costs more for these few bytes).
+  // Whole words (a call to memcmp costs more for these few bytes).
   const auto* a = reinterpret_cast<const unsigned char*>(call_codes.data());
   const auto* b = reinterpret_cast<const unsigned char*>(codes.data());
-  const std::size_t bytes = codes.size() * sizeof(ParamCode);
-  std::size_t i = 0;
-  for (; i + 8 <= bytes; i += 8) {
+  for (std::size_t i = 0; i < codes.size() * sizeof(ParamCode); i += 8) {
     std::uint64_t x, y;
     std::memcpy(&x, a + i, 8);
     std::memcpy(&y, b + i, 8);
     if (x != y) return false;
-  }
-  for (; i < bytes; ++i) {
-    if (a[i] != b[i]) return false;
   }
   for (const std::uint16_t c : constexpr_indices) {
     if (!same_constexpr(args[c], constexprs[c])) return false;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstring>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -16,19 +17,27 @@
 
 namespace tritonrt::detail {
 
+/// Codes are compared a word (four codes) at a time: arrays of them are zero-padded to whole
+/// words, and `padded_codes` is such an array's span.
+inline constexpr std::size_t kCodesPerWord = 8 / sizeof(ParamCode);
+inline std::span<const ParamCode> padded_codes(const ParamCode* codes, std::size_t count) noexcept {
+  return {codes, (count + kCodesPerWord - 1) / kCodesPerWord * kCodesPerWord};
+}
+
 /// One specialization's entry: the exact key (to rule out hash collisions) and its kernel.
 struct CacheEntry {
   std::uint64_t hash = 0;
-  std::vector<ParamCode> codes;
+  std::vector<ParamCode> codes;  ///< zero-padded to whole words
   std::vector<Arg> constexprs;  ///< per parameter; meaningful for constexpr ones
   std::vector<std::uint16_t> constexpr_indices;
   std::vector<std::string> strings;  ///< owned copies behind string constexprs
   OptionsKey options{CompileOptions{}};
   LoadedFunction kernel;
 
-  /// The entry for a call's key; string constexprs are copied into the entry.
+  /// The entry for a call's key (`codes` padded); string constexprs are copied into the entry.
   CacheEntry(std::uint64_t hash, std::span<const ParamCode> codes, std::span<const Arg> args, const OptionsKey& options,
              LoadedFunction kernel);
+  /// Whether a call (codes padded) has exactly this entry's key.
   bool matches(std::span<const ParamCode> codes, std::span<const Arg> args, const OptionsKey& options) const;
 };
 
@@ -53,14 +62,20 @@ inline constexpr std::uint64_t kHashSeed = 0xcbf29ce484222325ULL;
 inline std::uint64_t hash_mix(std::uint64_t h, std::uint64_t v) noexcept { return (h ^ v) * 0x100000001b3ULL; }
 /// The value bits of a constexpr argument (strings by content).
 std::uint64_t constexpr_bits(const Arg& a) noexcept;
-/// Folds one parameter's code (and a constexpr's value) into `h`.
-[[gnu::always_inline]] inline std::uint64_t hash_param(std::uint64_t h, ParamCode code, const Arg& arg) noexcept {
-  h = hash_mix(h, (static_cast<std::uint64_t>(code.type) << 8) | static_cast<std::uint64_t>(code.key));
-  if (code.type != TypeCode::kConstexpr) [[likely]] return h;
+/// Folds a constexpr argument's kind and value into `h`.
+[[gnu::always_inline]] inline std::uint64_t hash_constexpr(std::uint64_t h, const Arg& arg) noexcept {
   return hash_mix(hash_mix(h, static_cast<std::uint64_t>(arg.kind)), constexpr_bits(arg));
 }
-/// Folds the options in and finishes the hash.
-[[gnu::always_inline]] inline std::uint64_t hash_finish(std::uint64_t h, const OptionsKey& options) noexcept {
+/// The key's hash: the padded codes a word at a time, the constexprs' hash, the options.
+[[gnu::always_inline]] inline std::uint64_t hash_key(std::span<const ParamCode> padded, std::uint64_t constexprs,
+                                                     const OptionsKey& options) noexcept {
+  std::uint64_t h = kHashSeed;
+  for (std::size_t i = 0; i < padded.size(); i += kCodesPerWord) {
+    std::uint64_t word;
+    std::memcpy(&word, &padded[i], sizeof word);
+    h = hash_mix(h, word);
+  }
+  h = hash_mix(h, constexprs);
   for (const std::uint64_t w : options.words) h = hash_mix(h, w);
   return h ^ (h >> 29);
 }

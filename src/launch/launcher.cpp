@@ -56,8 +56,12 @@ namespace {
 
 }  // namespace
 
-void launch_kernel(const LoadedFunction& k, const DeviceContext& dc, const Grid& grid, void** params,
-                   std::size_t count, void* stream, std::string_view kernel) {
+void launch_failed(CUresult result, std::string_view kernel) {
+  Driver::get().fail(result, "cuLaunchKernel", "launching kernel '" + std::string(kernel) + "'");
+}
+
+void launch_kernel_general(const LoadedFunction& k, const DeviceContext& dc, const Grid& grid, void** params,
+                           std::size_t count, void* stream, std::string_view kernel) {
   if (grid.x <= 0 || grid.y <= 0 || grid.z <= 0) [[unlikely]] {
     if (grid.x < 0 || grid.y < 0 || grid.z < 0) grid_error(grid, k, dc, kernel);
     return;  // Triton launches nothing for an empty grid
@@ -91,9 +95,7 @@ void launch_kernel(const LoadedFunction& k, const DeviceContext& dc, const Grid&
       !k.launch_pdl && !k.launch_cooperative_grid && k.num_ctas == 1
           ? d.cuLaunchKernel(k.function, gx, gy, gz, k.block_x, 1, 1, k.shared, cu_stream, params, nullptr)
           : launch_with_attributes(k, gx, gy, gz, cu_stream, params);
-  if (result != CUDA_SUCCESS) [[unlikely]] {
-    d.fail(result, "cuLaunchKernel", "launching kernel '" + std::string(kernel) + "'");
-  }
+  if (result != CUDA_SUCCESS) [[unlikely]] launch_failed(result, kernel);
 }
 
 }  // namespace tritonrt::detail

@@ -3,18 +3,43 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
 
+#include "driver/driver.h"
 #include "launch/context.h"
 #include "launch/module.h"
 #include "tritonrt/launch.h"
 
 namespace tritonrt::detail {
 
+/// Every launch `launch_kernel` does not do inline: kernels with scratch memory or launch
+/// attributes, empty grids (nothing is launched, as in Triton), and grids out of range.
+void launch_kernel_general(const LoadedFunction& k, const DeviceContext& dc, const Grid& grid, void** params,
+                           std::size_t count, void* stream, std::string_view kernel);
+
+/// Throws the DriverError of a failed launch.
+[[noreturn]] [[gnu::cold]] void launch_failed(CUresult result, std::string_view kernel);
+
 /// Launches `k` on `stream` in `dc`'s context. `params` holds the runtime arguments'
 /// pointers (`count` of them) and has room for the two scratch pointers appended here.
-/// A grid with a zero dimension launches nothing, as in Triton.
-void launch_kernel(const LoadedFunction& k, const DeviceContext& dc, const Grid& grid, void** params,
-                   std::size_t count, void* stream, std::string_view kernel);
+/// Inline for the common kernel (no scratch, no launch attributes) on a grid in range.
+[[gnu::always_inline]] inline void launch_kernel(const LoadedFunction& k, const DeviceContext& dc, const Grid& grid,
+                                                 void** params, std::size_t count, void* stream, std::string_view kernel) {
+  const bool in_range = grid.x > 0 && grid.y > 0 && grid.z > 0 && grid.x <= dc.max_grid[0] &&
+                        grid.y <= dc.max_grid[1] && grid.z <= dc.max_grid[2];
+  if (!k.plain || !in_range) [[unlikely]] {
+    launch_kernel_general(k, dc, grid, params, count, stream, kernel);
+    return;
+  }
+  // No scratch: both scratch pointers are null, read from here.
+  static constexpr std::uint64_t kNoScratch = 0;
+  params[count] = params[count + 1] = const_cast<std::uint64_t*>(&kNoScratch);
+  const CUresult result =
+      Driver::get().cuLaunchKernel(k.function, static_cast<unsigned>(grid.x), static_cast<unsigned>(grid.y),
+                                   static_cast<unsigned>(grid.z), k.block_x, 1, 1, k.shared, static_cast<CUstream>(stream),
+                                   params, nullptr);
+  if (result != CUDA_SUCCESS) [[unlikely]] launch_failed(result, kernel);
+}
 
 }  // namespace tritonrt::detail

@@ -61,6 +61,8 @@ LoadedFunction load_function(const DeviceContext& dc, std::shared_ptr<const Arti
   f.global_scratch_align = m.global_scratch_align;
   f.profile_scratch_size = m.profile_scratch_size;
   f.profile_scratch_align = m.profile_scratch_align;
+  f.plain = f.num_ctas == 1 && !f.launch_pdl && !f.launch_cooperative_grid && f.global_scratch_size == 0 &&
+            f.profile_scratch_size == 0;
   f.artifact = std::move(artifact);
   return f;
 }

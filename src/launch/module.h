@@ -30,6 +30,7 @@ struct LoadedFunction {
   int num_ctas = 1;
   bool launch_pdl = false;
   bool launch_cooperative_grid = false;
+  bool plain = true;  ///< no scratch and no launch attributes: the inline launch suffices
   std::int64_t global_scratch_size = 0;
   std::int64_t global_scratch_align = 1;
   std::int64_t profile_scratch_size = 0;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "common/specialization.h"
 #include "tritonrt/arg.h"
@@ -18,6 +19,14 @@ void write_converted_param(std::uint64_t& slot, std::uint8_t code, const Arg& a)
 [[gnu::always_inline]] inline void write_param(std::uint64_t& slot, std::uint8_t code, const Arg& a) {
   if (TypeCode::is_pointer(code) || (!is_floating(TypeCode::dtype(code)) && a.kind != ArgKind::typed)) [[likely]] {
     slot = a.value.u;
+    return;
+  }
+  if (code == TypeCode::scalar(DType::fp32) && a.kind == ArgKind::real) [[likely]] {
+    // A plain float argument, the common case, converted here rather than in a call.
+    const float f = static_cast<float>(a.value.f);
+    std::uint32_t bits;
+    std::memcpy(&bits, &f, sizeof bits);
+    slot = bits;
     return;
   }
   write_converted_param(slot, code, a);

@@ -1,0 +1,85 @@
+#include "store/triton_cache.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+namespace tritonrt::detail {
+namespace {
+
+constexpr std::uint16_t kMachineCuda = 190;    // EM_CUDA
+constexpr std::uint16_t kMachineAmdgpu = 224;  // EM_AMDGPU
+constexpr std::uint32_t kSectionNoBits = 8;    // SHT_NOBITS: occupies no file space
+
+template <class T>
+T read_le(const std::string& bytes, std::size_t offset) {
+  T value{};
+  std::memcpy(&value, bytes.data() + offset, sizeof value);
+  return value;  // ELF64 little-endian, the only kind either backend produces
+}
+
+// A 64-bit little-endian ELF image whose program and section tables, and every section's
+// contents, lie inside it: a cut, empty or foreign file fails here before the driver sees it.
+std::optional<std::string> elf_problem(const std::string& b, std::uint16_t machine) {
+  constexpr std::size_t kHeader = 64;
+  if (b.empty()) return "the binary is empty";
+  if (b.size() < kHeader || std::memcmp(b.data(), "\x7f" "ELF", 4) != 0) return "the binary is not an ELF image";
+  if (b[4] != 2 || b[5] != 1) return "the binary is not a 64-bit little-endian ELF image";
+  const auto found = read_le<std::uint16_t>(b, 18);
+  if (found != machine) {
+    return "the binary is for ELF machine " + std::to_string(found) + ", expected " + std::to_string(machine);
+  }
+  const auto ph_offset = read_le<std::uint64_t>(b, 0x20);
+  const auto sh_offset = read_le<std::uint64_t>(b, 0x28);
+  const auto ph_size = read_le<std::uint16_t>(b, 0x36);
+  const auto ph_count = read_le<std::uint16_t>(b, 0x38);
+  const auto sh_size = read_le<std::uint16_t>(b, 0x3a);
+  const auto sh_count = read_le<std::uint16_t>(b, 0x3c);
+  auto inside = [&](std::uint64_t offset, std::uint64_t length) {
+    return offset <= b.size() && length <= b.size() - offset;
+  };
+  const std::string cut = "the binary is cut short (" + std::to_string(b.size()) + " bytes)";
+  if (!inside(ph_offset, std::uint64_t{ph_size} * ph_count)) return cut;
+  if (!inside(sh_offset, std::uint64_t{sh_size} * sh_count) || (sh_count > 0 && sh_size < 64)) return cut;
+  for (std::uint16_t i = 0; i < sh_count; ++i) {
+    const std::size_t header = sh_offset + std::size_t{i} * sh_size;
+    if (read_le<std::uint32_t>(b, header + 4) == kSectionNoBits) continue;
+    if (!inside(read_le<std::uint64_t>(b, header + 0x18), read_le<std::uint64_t>(b, header + 0x20))) return cut;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> artifact_problem(const Artifact& artifact, const Target& requested) {
+  const auto& m = artifact.metadata;
+  if (m.target.backend != requested.backend || m.target.arch != requested.arch ||
+      m.target.warp_size != requested.warp_size) {
+    return "its metadata is for " + m.target.str() + " (warp size " + std::to_string(m.target.warp_size) +
+           "), not the requested " + requested.str() + " (warp size " + std::to_string(requested.warp_size) + ")";
+  }
+  const bool cuda = requested.backend == "cuda";
+  const std::string expected_kind = cuda ? "cubin" : "hsaco";
+  if (artifact.binary_kind != expected_kind) {
+    return "its binary is a " + artifact.binary_kind + ", expected a " + expected_kind;
+  }
+  return elf_problem(artifact.binary, cuda ? kMachineCuda : kMachineAmdgpu);
+}
+
+std::string set_aside(const std::string& entry) {
+  static std::atomic<unsigned> counter{0};
+  const std::string target = entry + ".invalid-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  std::error_code ec;
+  std::filesystem::rename(entry, target, ec);
+  if (!ec) return target;
+  if (!std::filesystem::exists(entry)) return "";
+  // Renaming failed with the folder still there (permissions): remove it instead.
+  std::filesystem::remove_all(entry, ec);
+  return ec ? "(could not be moved: " + ec.message() + ")" : "(removed)";
+}
+
+}  // namespace tritonrt::detail

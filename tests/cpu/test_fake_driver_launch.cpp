@@ -1,0 +1,172 @@
+// tritonrt's launch path end to end without a GPU: kernels compiled by Triton for real and
+// launched against the stand-in driver (tests/support/fake_cuda), whose launch records show
+// what reached cuLaunchKernel. Needs the fake's directory on LD_LIBRARY_PATH (ctest sets it).
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "fake_cuda.h"
+#include "tritonrt/tritonrt.h"
+
+namespace tritonrt::test {
+namespace {
+
+const std::string kSource = std::string(TRITONRT_TEST_KERNELS) + "/fake_launch_kernels.py";
+
+// Host arrays stand in for device memory: kernels never run, only their addresses are passed.
+alignas(16) float g_in_data[1024];
+alignas(16) float g_out_data[1024];
+alignas(16) std::uint16_t g_a_data[128 * 256];
+alignas(16) std::uint16_t g_b_data[256 * 128];
+alignas(16) float g_c_data[128 * 128];
+float* const g_in = g_in_data;
+float* const g_out = g_out_data;
+float* const g_c = g_c_data;
+
+class FakeDriverLaunch : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    try {
+      (void)Target::current();  // loads the driver tritonrt uses, where the fake's API is found
+    } catch (const DriverError& e) {
+      GTEST_SKIP() << "no CUDA driver could be loaded; put the fake's directory on LD_LIBRARY_PATH: " << e.what();
+    }
+    if (!fake_cuda_api(&fake_)) GTEST_SKIP() << "the libcuda.so.1 loaded is a real driver, not tritonrt's fake";
+    fake_.reset();
+  }
+
+  FakeCudaStats stats() const {
+    FakeCudaStats s;
+    fake_.get_stats(&s);
+    return s;
+  }
+
+  FakeCudaLaunch last_launch() const {
+    FakeCudaLaunch launch{};
+    EXPECT_EQ(fake_.last_launches(&launch, 1), 1u);
+    return launch;
+  }
+
+  FakeCudaApi fake_{};
+};
+
+// A parameter's bytes as T, after checking the kernel declares it with T's size.
+template <class T>
+T param(const FakeCudaLaunch& launch, unsigned i) {
+  EXPECT_EQ(launch.param_size[i], sizeof(T)) << "parameter " << i;
+  T value;
+  std::memcpy(&value, fake_cuda_param(&launch, i), sizeof value);
+  return value;
+}
+
+LaunchConfig grid(std::int64_t x, std::int64_t y = 1, std::int64_t z = 1) {
+  LaunchConfig config;
+  config.grid = Grid{x, y, z};
+  return config;
+}
+
+TEST_F(FakeDriverLaunch, CompilesForTheFakeDevicesTarget) {
+  const char* cc = std::getenv("TRITONRT_FAKE_CUDA_CC");
+  EXPECT_EQ(Target::current().str(), std::string("cuda:") + (cc ? cc : "90"));
+  auto& fn = JitFunction::get(kSource, "typed_args");
+  const auto artifact =
+      fn.artifact_for(grid(1), g_out, g_in, 1000, -(std::int64_t{1} << 40), 0.5, scalar(DType::fp16, 1.5), 256);
+  EXPECT_EQ(artifact->metadata.target, Target::current());
+  EXPECT_EQ(stats().launches, 0u);  // resolving the artifact launches nothing
+}
+
+TEST_F(FakeDriverLaunch, PassesTheParameterBytesTritonsLauncherPasses) {
+  auto& fn = JitFunction::get(kSource, "typed_args");
+  const std::int64_t big = -(std::int64_t{1} << 40);  // beyond i32: Triton types it i64
+  fn(grid(3, 2), g_out, g_in, 1000, big, 0.5, scalar(DType::fp16, 1.5), 128);
+  const auto artifact = fn.artifact_for(grid(3, 2), g_out, g_in, 1000, big, 0.5, scalar(DType::fp16, 1.5), 128);
+  ASSERT_EQ(stats().launches, 1u);
+
+  const FakeCudaLaunch launch = last_launch();
+  EXPECT_STREQ(launch.name, "typed_args");
+  EXPECT_EQ(launch.grid[0], 3u);
+  EXPECT_EQ(launch.grid[1], 2u);
+  EXPECT_EQ(launch.grid[2], 1u);
+  EXPECT_EQ(launch.block[0], static_cast<unsigned>(artifact->metadata.num_warps * 32));
+  EXPECT_EQ(launch.block[1], 1u);
+  EXPECT_EQ(launch.block[2], 1u);
+  EXPECT_EQ(launch.shared_bytes, static_cast<unsigned>(artifact->metadata.shared));
+  EXPECT_EQ(launch.stream, nullptr);
+  EXPECT_FALSE(launch.via_ex);  // no cluster, PDL or cooperative launch: plain cuLaunchKernel
+
+  // The runtime arguments in order (BLOCK is compiled in), then the two scratch pointers.
+  ASSERT_EQ(launch.param_count, 8u);
+  EXPECT_EQ(param<std::uint64_t>(launch, 0), reinterpret_cast<std::uintptr_t>(g_out));
+  EXPECT_EQ(param<std::uint64_t>(launch, 1), reinterpret_cast<std::uintptr_t>(g_in));
+  const unsigned char n_bytes[4] = {0xe8, 0x03, 0x00, 0x00};  // 1000 as a little-endian i32
+  EXPECT_EQ(param<std::int32_t>(launch, 2), 1000);
+  EXPECT_EQ(std::memcmp(fake_cuda_param(&launch, 2), n_bytes, 4), 0);
+  const unsigned char big_bytes[8] = {0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff};
+  EXPECT_EQ(param<std::int64_t>(launch, 3), big);
+  EXPECT_EQ(std::memcmp(fake_cuda_param(&launch, 3), big_bytes, 8), 0);
+  EXPECT_EQ(param<std::uint32_t>(launch, 4), std::bit_cast<std::uint32_t>(0.5f));  // a double, passed as fp32
+  EXPECT_EQ(param<std::uint16_t>(launch, 5), 0x3e00u);                              // 1.5 as fp16
+  EXPECT_EQ(param<std::uint64_t>(launch, 6), 0u);  // global scratch: this kernel needs none
+  EXPECT_EQ(param<std::uint64_t>(launch, 7), 0u);  // profile scratch
+}
+
+TEST_F(FakeDriverLaunch, ZeroGridLaunchesNothing) {
+  auto& fn = JitFunction::get(kSource, "typed_args");
+  fn(grid(0), g_out, g_in, 1000, 7, 0.5, scalar(DType::fp16, 1.5), 64);
+  fn(grid(4, 0), g_out, g_in, 1000, 7, 0.5, scalar(DType::fp16, 1.5), 64);
+  LaunchConfig computed;
+  computed.grid_fn = [](const BoundArgs& args) { return Grid{cdiv(args.integer("n"), args.integer("BLOCK"))}; };
+  fn(computed, g_out, g_in, 0, 7, 0.5, scalar(DType::fp16, 1.5), 64);
+  EXPECT_EQ(stats().launches, 0u);
+  fn(computed, g_out, g_in, 1000, 7, 0.5, scalar(DType::fp16, 1.5), 64);
+  EXPECT_EQ(stats().launches, 1u);
+  EXPECT_EQ(last_launch().grid[0], 16u);  // cdiv(1000, 64)
+}
+
+TEST_F(FakeDriverLaunch, KernelWithMoreThan48KiBOfSharedMemoryLaunches) {
+  auto& fn = JitFunction::get(kSource, "big_shared");
+  LaunchConfig config = grid(1);
+  config.options.num_stages = 3;
+  const DevicePtr a{g_a_data, DType::fp16};
+  const DevicePtr b{g_b_data, DType::fp16};
+  const auto artifact = fn.artifact_for(config, a, b, g_c, 256, 128, 128, 64);
+  ASSERT_GT(artifact->metadata.shared, 48 * 1024);
+  // The fake refuses this launch unless tritonrt raised the kernel's dynamic shared memory limit first.
+  EXPECT_NO_THROW(fn(config, a, b, g_c, 256, 128, 128, 64));
+  ASSERT_EQ(stats().launches, 1u);
+  EXPECT_EQ(last_launch().shared_bytes, static_cast<unsigned>(artifact->metadata.shared));
+}
+
+TEST_F(FakeDriverLaunch, SecondCallIsACacheHit) {
+  auto& fn = JitFunction::get(kSource, "typed_args");
+  fn(grid(1), g_out, g_in, 1000, 7, 0.5, scalar(DType::fp16, 1.5), 32);
+  EXPECT_EQ(stats().module_loads, 1u);
+  const FakeCudaLaunch first = last_launch();
+  // Other values, same specialization: the loaded kernel is reused.
+  fn(grid(2), g_out + 4, g_in + 4, 999, 9, 0.25, scalar(DType::fp16, -2.0), 32);
+  EXPECT_EQ(stats().module_loads, 1u);
+  EXPECT_EQ(stats().launches, 2u);
+  const FakeCudaLaunch second = last_launch();
+  EXPECT_EQ(second.function, first.function);
+  EXPECT_EQ(param<std::uint64_t>(second, 0), reinterpret_cast<std::uintptr_t>(g_out + 4));
+  EXPECT_EQ(param<std::int32_t>(second, 2), 999);
+  EXPECT_EQ(param<std::uint16_t>(second, 5), 0xc000u);  // -2.0 as fp16
+}
+
+TEST_F(FakeDriverLaunch, KernelNeedingMoreThreadsThanTheDeviceAllowsIsAResourceError) {
+  fake_.set_max_threads_per_block(64);
+  auto& fn = JitFunction::get(kSource, "typed_args");
+  LaunchConfig config = grid(1);
+  config.options.num_warps = 4;  // 128 threads
+  EXPECT_THROW(fn(config, g_out, g_in, 1000, 7, 0.5, scalar(DType::fp16, 1.5), 512), ResourceError);
+  EXPECT_EQ(stats().launches, 0u);
+  fake_.set_max_threads_per_block(0);
+}
+
+}  // namespace
+}  // namespace tritonrt::test

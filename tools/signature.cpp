@@ -1,0 +1,185 @@
+#include "signature.h"
+
+#include <cctype>
+#include <charconv>
+#include <cstdint>
+#include <limits>
+#include <optional>
+
+namespace tritonrt::cli {
+namespace {
+
+[[noreturn]] void fail(const std::string& what, std::string_view token) {
+  throw SignatureError(what + ": '" + std::string(token) + "'");
+}
+
+std::vector<std::string_view> split(std::string_view text) {
+  std::vector<std::string_view> tokens;
+  std::size_t start = 0;
+  char quote = 0;
+  for (std::size_t i = 0; i <= text.size(); ++i) {
+    const char c = i < text.size() ? text[i] : ',';
+    if (quote != 0) {
+      if (i == text.size()) fail("unterminated string in --signature", text.substr(start));
+      if (c == quote) quote = 0;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+    } else if (c == ',') {
+      std::string_view token = text.substr(start, i - start);
+      while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
+      while (!token.empty() && token.back() == ' ') token.remove_suffix(1);
+      tokens.push_back(token);
+      start = i + 1;
+    }
+  }
+  if (tokens.size() == 1 && tokens[0].empty()) tokens.clear();  // no arguments at all
+  return tokens;
+}
+
+DType dtype(std::string_view name, std::string_view token) {
+  const auto t = parse_dtype(name);
+  if (!t) fail("unknown type '" + std::string(name) + "' in argument", token);
+  return *t;
+}
+
+// A Python integer literal: decimal without leading zeros, or 0x / 0o / 0b, with single
+// underscores between digits; nullopt when `token` is not one. Values outside
+// [-2^63, 2^64) are an error (no Triton type holds them).
+std::optional<Arg> parse_int(std::string_view token) {
+  std::string_view t = token;
+  const bool negative = t.starts_with('-');
+  if (negative || t.starts_with('+')) t.remove_prefix(1);
+  int base = 10;
+  if (t.size() > 1 && t[0] == '0' && std::isalpha(static_cast<unsigned char>(t[1]))) {
+    const char prefix = static_cast<char>(std::tolower(static_cast<unsigned char>(t[1])));
+    base = prefix == 'x' ? 16 : prefix == 'o' ? 8 : prefix == 'b' ? 2 : 0;
+    if (base == 0) return std::nullopt;
+    t.remove_prefix(2);
+    if (t.starts_with('_')) t.remove_prefix(1);
+  }
+  std::string digits;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const char c = t[i];
+    if (c == '_' && i > 0 && i + 1 < t.size() && t[i - 1] != '_') continue;
+    const int value = std::isdigit(static_cast<unsigned char>(c)) ? c - '0'
+                      : std::isalpha(static_cast<unsigned char>(c)) ? std::tolower(static_cast<unsigned char>(c)) - 'a' + 10
+                                                                     : 99;
+    if (value >= base) return std::nullopt;
+    digits += c;
+  }
+  if (digits.empty()) return std::nullopt;
+  if (base == 10 && digits.size() > 1 && digits.front() == '0') {
+    fail("leading zeros in a decimal integer are not allowed (as in Python; use 0o for octal)", token);
+  }
+  std::uint64_t magnitude = 0;
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), magnitude, base);
+  if (error != std::errc() || end != digits.data() + digits.size()) {
+    fail("integer out of the range Triton's integer types hold (-2**63 to 2**64-1)", token);
+  }
+  Arg a;
+  if (!negative) {
+    pack_arg(a, magnitude);
+    if (magnitude <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      pack_arg(a, static_cast<std::int64_t>(magnitude));
+    }
+  } else if (magnitude <= std::uint64_t{1} << 63) {
+    pack_arg(a, static_cast<std::int64_t>(0 - magnitude));
+  } else {
+    fail("integer out of the range Triton's integer types hold (-2**63 to 2**64-1)", token);
+  }
+  return a;
+}
+
+// A Python float literal ("0.5", "1e-6", "-2.", ".5", "inf", "nan"); nullopt when not one.
+std::optional<Arg> parse_float(std::string_view token) {
+  std::string text;
+  for (std::size_t i = 0; i < token.size(); ++i) {
+    const char c = token[i];
+    if (c == '_' && i > 0 && i + 1 < token.size() && std::isdigit(static_cast<unsigned char>(token[i - 1])) &&
+        std::isdigit(static_cast<unsigned char>(token[i + 1]))) {
+      continue;
+    }
+    text += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  std::string_view t = text;
+  const bool negative = t.starts_with('-');
+  if (negative || t.starts_with('+')) t.remove_prefix(1);
+  double value = 0;
+  if (t == "inf" || t == "infinity") {
+    value = std::numeric_limits<double>::infinity();
+  } else if (t == "nan") {
+    value = std::numeric_limits<double>::quiet_NaN();
+  } else {
+    for (const char c : t) {
+      if (!std::isdigit(static_cast<unsigned char>(c)) && c != '.' && c != 'e' && c != '-' && c != '+') return std::nullopt;
+    }
+    const auto [end, error] = std::from_chars(t.data(), t.data() + t.size(), value, std::chars_format::general);
+    if (error == std::errc::result_out_of_range) fail("floating-point value out of range", token);
+    if (error != std::errc() || end != t.data() + t.size()) return std::nullopt;
+  }
+  Arg a;
+  pack_arg(a, negative ? -value : value);
+  return a;
+}
+
+Arg parse_token(std::string_view token, std::deque<std::string>& strings);
+
+Arg parse_number(std::string_view token) {
+  const bool looks_float = token.find_first_of(".eEnN") != std::string_view::npos &&
+                           !token.starts_with("0x") && !token.starts_with("0X") && !token.starts_with("-0x");
+  if (const auto value = looks_float ? parse_float(token) : parse_int(token)) return *value;
+  fail("not a number, pointer, string, bool, None or dtype (as Python would read it)", token);
+}
+
+Arg parse_token(std::string_view token, std::deque<std::string>& strings) {
+  Arg a;
+  if (token.empty()) fail("empty argument in --signature", token);
+  if (token[0] == '*') {
+    const auto colon = token.find(':');
+    const std::string_view type = token.substr(1, colon == std::string_view::npos ? std::string_view::npos : colon - 1);
+    const bool unaligned = colon != std::string_view::npos;
+    if (unaligned && token.substr(colon + 1) != "unaligned") fail("a pointer's suffix must be ':unaligned'", token);
+    pack_arg(a, DevicePtr{reinterpret_cast<const void*>(unaligned ? kUnalignedAddress : kAlignedAddress), dtype(type, token)});
+    return a;
+  }
+  if (token == "True" || token == "False") {
+    pack_arg(a, token == "True");
+    return a;
+  }
+  if (token == "None") return a;
+  if (token.front() == '\'' || token.front() == '"') {
+    if (token.size() < 2 || token.back() != token.front()) fail("a string must be quoted at both ends", token);
+    strings.emplace_back(token.substr(1, token.size() - 2));
+    pack_arg(a, std::string_view(strings.back()));
+    return a;
+  }
+  if (token.starts_with("dtype:") || token.starts_with("tl.")) {
+    std::string name(token.substr(token.find_first_of(":.") + 1));
+    for (int i = 0; i < kDTypeCount; ++i) {
+      const auto t = static_cast<DType>(i);
+      if (language_name(t) == name) name = std::string(to_string(t));
+    }
+    pack_arg(a, dtype(name, token));
+    return a;
+  }
+  if (const auto colon = token.find(':'); colon != std::string_view::npos) {
+    const DType t = dtype(token.substr(0, colon), token);
+    const Arg inner = parse_number(token.substr(colon + 1));
+    switch (inner.kind) {
+      case ArgKind::real: return scalar(t, inner.value.f).arg;
+      case ArgKind::sint: return scalar(t, inner.value.i).arg;
+      default: return scalar(t, inner.value.u).arg;
+    }
+  }
+  return parse_number(token);
+}
+
+}  // namespace
+
+std::vector<Arg> parse_signature(std::string_view text, std::deque<std::string>& strings) {
+  std::vector<Arg> args;
+  for (const std::string_view token : split(text)) args.push_back(parse_token(token, strings));
+  return args;
+}
+
+}  // namespace tritonrt::cli
