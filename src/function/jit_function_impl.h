@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstring>
 #include <future>
 #include <map>
 #include <memory>
@@ -35,8 +36,9 @@ struct ContextKernels {
 struct CallFrame {
   alignas(Arg) std::byte bound_storage[sizeof(Arg) * kMaxParams];  ///< arguments with defaults applied
   alignas(8) ParamCode codes[kMaxParams + 3];  ///< zero-padded to whole 8-byte words (see padded_codes)
-  std::uint64_t slots[kMaxParams];      ///< kernel-parameter bytes, by argument index
+  std::uint64_t slots[kMaxParams];      ///< converted floating-point arguments, by argument index
   void* kernel_params[kMaxParams + 2];  ///< what cuLaunchKernel reads: runtime args, then scratch
+                                        ///< (pointing into `args` and `slots`, both live until it returns)
   std::size_t kernel_param_count;
   std::span<const Arg> args;  ///< the call's arguments, defaults applied
   std::uint64_t hash;
@@ -88,26 +90,29 @@ void JitFunction::Impl::prepare(const KernelSignature& sig, std::span<const Arg>
     bind_arguments(sig, kernel.defaults, given, call.bound());
     call.args = std::span<const Arg>(call.bound(), n);
   }
-  const HotRules hot(*triton_rules);
+  // Locals, not members: the stores below cannot make the compiler reload them.
+  const SpecializationRules& rules = *triton_rules;
+  const HotRules hot(rules);
   const ParamRule* params = kernel.param_rules.data();
   const Arg* args = call.args.data();
+  std::uint64_t hash = kHashSeed;
   std::uint64_t constexpr_hash = kHashSeed;
   std::size_t count = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    const ParamCode code = specialize_argument(*triton_rules, hot, params[i], args[i], sig, i);
+    const ParamCode code = specialize_argument(rules, hot, params[i], args[i], sig, i);
     call.codes[i] = code;
+    hash = hash_mix(hash, code_bits(code));
     // The kernel takes the runtime (non-constexpr) arguments in order; a cache hit has the
     // same codes, so this list is the compiled kernel's parameter list.
     if (code.type != TypeCode::kConstexpr) [[likely]] {
-      write_param(call.slots[i], code.type, args[i]);
-      call.kernel_params[count++] = &call.slots[i];
+      call.kernel_params[count++] = param_bytes(call.slots[i], code.type, args[i]);
     } else {
       constexpr_hash = hash_constexpr(constexpr_hash, args[i]);
     }
   }
-  for (std::size_t i = n; i % kCodesPerWord != 0; ++i) call.codes[i] = ParamCode{};
+  for (std::size_t i = n; i % kCodesPerWord != 0; ++i) call.codes[i] = ParamCode{};  // whole words
   call.kernel_param_count = count;
-  call.hash = hash_key(padded_codes(call.codes, n), constexpr_hash, options);
+  call.hash = hash_key(hash, constexpr_hash, options);
 }
 
 const detail::CacheEntry* JitFunction::Impl::find(CUcontext ctx, const detail::OptionsKey& options,

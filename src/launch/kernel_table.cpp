@@ -4,8 +4,6 @@
 #include <type_traits>
 
 namespace tritonrt::detail {
-namespace {
-
 bool same_constexpr(const Arg& a, const Arg& b) noexcept {
   if (a.kind != b.kind) return false;
   switch (a.kind) {
@@ -16,8 +14,6 @@ bool same_constexpr(const Arg& a, const Arg& b) noexcept {
     default: return a.value.u == b.value.u;
   }
 }
-
-}  // namespace
 
 std::uint64_t constexpr_bits(const Arg& a) noexcept {
   if (a.kind == ArgKind::string) {
@@ -47,25 +43,6 @@ CacheEntry::CacheEntry(std::uint64_t h, std::span<const ParamCode> call_codes, s
       a.value.s = strings[i].data();
     }
   }
-}
-
-bool CacheEntry::matches(std::span<const ParamCode> call_codes, std::span<const Arg> args,
-                         const OptionsKey& call_options) const {
-  static_assert(sizeof(ParamCode) == 2 && std::is_trivially_copyable_v<ParamCode>);
-  if (call_codes.size() != codes.size() || !(call_options == options)) return false;
-  // Whole words (a call to memcmp costs more for these few bytes).
-  const auto* a = reinterpret_cast<const unsigned char*>(call_codes.data());
-  const auto* b = reinterpret_cast<const unsigned char*>(codes.data());
-  for (std::size_t i = 0; i < codes.size() * sizeof(ParamCode); i += 8) {
-    std::uint64_t x, y;
-    std::memcpy(&x, a + i, 8);
-    std::memcpy(&y, b + i, 8);
-    if (x != y) return false;
-  }
-  for (const std::uint16_t c : constexpr_indices) {
-    if (!same_constexpr(args[c], constexprs[c])) return false;
-  }
-  return true;
 }
 
 const CacheEntry* KernelTable::find(std::uint64_t hash, std::span<const ParamCode> codes, std::span<const Arg> args,

@@ -67,8 +67,7 @@ void write_converted_param(std::uint64_t& slot, std::uint8_t code, const Arg& a)
     case DType::fp16: slot = to_fp16_bits(number_as_double(a)); return;
     case DType::bf16: slot = to_bf16_bits(number_as_double(a)); return;
     default:
-      // Integers (and u1) were range-checked by the specializer; little-endian low bytes.
-      slot = a.value.u;
+      slot = a.value.u;  // not floating-point: param_bytes reads those in place
       return;
   }
 }

@@ -1,5 +1,5 @@
-// Kernel parameters as Triton's launcher passes them: each runtime argument's bytes in an
-// 8-byte slot, typed as the specialization typed it.
+// Kernel parameters as Triton's launcher passes them: each runtime argument's bytes, typed
+// as the specialization typed it.
 #pragma once
 
 #include <cstdint>
@@ -10,16 +10,16 @@
 
 namespace tritonrt::detail {
 
-/// Floating-point and fixed-type arguments: converted to the kernel's type (out of line).
+/// Floating-point arguments other than a plain float: converted to the kernel's type.
 void write_converted_param(std::uint64_t& slot, std::uint8_t code, const Arg& a);
 
-/// Writes one runtime argument into its slot. Addresses and integers (range-checked by the
-/// specializer) pass their low bytes as they are (little-endian); only floating-point types
-/// and fixed-type scalars need converting.
-[[gnu::always_inline]] inline void write_param(std::uint64_t& slot, std::uint8_t code, const Arg& a) {
-  if (TypeCode::is_pointer(code) || (!is_floating(TypeCode::dtype(code)) && a.kind != ArgKind::typed)) [[likely]] {
-    slot = a.value.u;
-    return;
+/// Where the driver reads one runtime argument's bytes. Addresses and integers (range-
+/// checked by the specializer) are read in place, from the argument's own 8 bytes
+/// (little-endian: the low bytes are the value of any width); floating-point types are
+/// converted into `slot`.
+[[gnu::always_inline]] inline void* param_bytes(std::uint64_t& slot, std::uint8_t code, const Arg& a) {
+  if (TypeCode::is_pointer(code) || !is_floating(TypeCode::dtype(code))) [[likely]] {
+    return const_cast<void*>(static_cast<const void*>(&a.value));
   }
   if (code == TypeCode::scalar(DType::fp32) && a.kind == ArgKind::real) [[likely]] {
     // A plain float argument, the common case, converted here rather than in a call.
@@ -27,9 +27,10 @@ void write_converted_param(std::uint64_t& slot, std::uint8_t code, const Arg& a)
     std::uint32_t bits;
     std::memcpy(&bits, &f, sizeof bits);
     slot = bits;
-    return;
+    return &slot;
   }
   write_converted_param(slot, code, a);
+  return &slot;
 }
 
 }  // namespace tritonrt::detail
