@@ -26,3 +26,18 @@ def args19(out_ptr, p1, p2, p3, p4, p5, i1, i2, i3, i4, i5, i6, i7, i8, f1, f2, 
         loads = tl.load(p1) + tl.load(p2) + tl.load(p3) + tl.load(p4) + tl.load(p5)
         ints = i1 + i2 + i3 + i4 + i5 + i6 + i7 + i8
         tl.store(out_ptr, loads + ints * f1 * f2 + f3 * f4)
+
+
+@triton.jit
+def scale(x_ptr, out_ptr, n, alpha, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * alpha, mask=offs < n)
+
+
+# The same kernel as libraries wrap theirs: autotuned, and with its block from a heuristic.
+# Two configs that compile to the same kernel the explicit launch gets, so only the decorator's
+# own cost differs between the launches the benchmark compares.
+tuned_scale = triton.autotune(configs=[triton.Config({"BLOCK": 1024}, num_warps=4),
+                                       triton.Config({"BLOCK": 1024}, num_warps=4, num_stages=2)],
+                              key=["n"])(scale)
+heuristic_scale = triton.heuristics({"BLOCK": lambda args: 1024 if args["n"] >= 4096 else 256})(scale)

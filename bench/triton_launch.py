@@ -68,3 +68,22 @@ def measure(module, kernel_name, stream_handle, reps, per_rep):
             lambda: run(1, 1, 1, stream_handle, function, packed, launch_metadata, enter, leave, *args), stream, reps,
             per_rep)
     return {"jit": jit, "compiled_run": compiled_run, "hash": compiled.hash}
+
+
+def measure_decorated(module, stream_handle, n, num_stages, reps, per_rep):
+    """{'explicit': [...], 'autotuned': [...], 'heuristics': [...]}: per-call host µs of
+    Triton's Python launches of bench/kernels.py's scale: with its constexprs passed, and its
+    autotuned and heuristics-driven forms (each tuned or computed once first)."""
+    stream = torch.cuda.ExternalStream(stream_handle)
+    grid = lambda meta: (triton.cdiv(n, meta["BLOCK"]), )
+    with torch.cuda.stream(stream):
+        x = torch.randn(n, device="cuda")
+        out = torch.empty_like(x)
+        calls = {
+            "explicit": lambda: module.scale[grid](x, out, n, 2.0, BLOCK=1024, num_warps=4, num_stages=num_stages),
+            "autotuned": lambda: module.tuned_scale[grid](x, out, n, 2.0),
+            "heuristics": lambda: module.heuristic_scale[grid](x, out, n, 2.0),
+        }
+        for call in calls.values():
+            call()
+        return {name: _time(call, stream, reps, per_rep) for name, call in calls.items()}

@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <cstdlib>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -68,7 +69,7 @@ std::optional<Arg> parse_int(std::string_view token) {
     digits += c;
   }
   if (digits.empty()) return std::nullopt;
-  if (base == 10 && digits.size() > 1 && digits.front() == '0') {
+  if (base == 10 && digits.size() > 1 && digits.front() == '0' && digits.find_first_not_of('0') != std::string::npos) {
     fail("leading zeros in a decimal integer are not allowed (as in Python; use 0o for octal)", token);
   }
   std::uint64_t magnitude = 0;
@@ -113,9 +114,11 @@ std::optional<Arg> parse_float(std::string_view token) {
     for (const char c : t) {
       if (!std::isdigit(static_cast<unsigned char>(c)) && c != '.' && c != 'e' && c != '-' && c != '+') return std::nullopt;
     }
-    const auto [end, error] = std::from_chars(t.data(), t.data() + t.size(), value, std::chars_format::general);
-    if (error == std::errc::result_out_of_range) fail("floating-point value out of range", token);
-    if (error != std::errc() || end != t.data() + t.size()) return std::nullopt;
+    // strtod reads as Python does past the range: overflow to inf, underflow to 0.
+    const std::string digits(t);
+    char* end = nullptr;
+    value = std::strtod(digits.c_str(), &end);
+    if (digits.empty() || end != digits.c_str() + digits.size()) return std::nullopt;
   }
   Arg a;
   pack_arg(a, negative ? -value : value);

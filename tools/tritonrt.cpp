@@ -66,10 +66,22 @@ int print_signature(const tritonrt::KernelSignature& sig) {
     if (p.do_not_specialize) std::cout << "  do_not_specialize";
     if (p.do_not_specialize_on_alignment) std::cout << "  do_not_specialize_on_alignment";
     if (p.has_default) std::cout << "  = " << p.default_repr;
+    if (p.set_by_decorator) std::cout << "  set by a decorator";
     std::cout << "\n";
   }
-  if (sig.autotuned) std::cout << "autotune    " << sig.autotune_configs << " configs (not applied by tritonrt yet)\n";
-  if (!sig.heuristic_params.empty()) std::cout << "heuristics  set parameters the caller must pass for now\n";
+  for (const auto& d : sig.decorators) {
+    std::cout << "decorator   " << d.type;
+    if (d.kind == tritonrt::Decorator::Kind::autotune) {
+      std::cout << "  autotune: " << d.configs << " configs, key";
+      for (const auto& name : d.names) std::cout << " " << name;
+    } else if (d.kind == tritonrt::Decorator::Kind::heuristics) {
+      std::cout << "  heuristics for";
+      for (const auto& name : d.names) std::cout << " " << name;
+    } else {
+      std::cout << "  wrapper";
+    }
+    std::cout << "\n";
+  }
   return 0;
 }
 

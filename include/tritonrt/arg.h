@@ -26,6 +26,14 @@ enum class ArgKind : std::uint8_t {
   typed,    ///< a scalar whose Triton type the caller fixed (see `scalar`)
   dtype,    ///< a constexpr dtype such as tl.float16
   python_default,  ///< the parameter's own Python default object (omitted trailing argument)
+  unset,           ///< no value yet: a parameter a decorator sets, before it has
+};
+
+/// What a pointer argument came from, for the Python code around a kernel (heuristics and
+/// hooks see a stand-in of it: its `dtype`, and a tensor's shape and strides).
+enum class ArgSource : std::uint8_t {
+  address,  ///< a typed address (T*, DevicePtr): `dtype` is a triton.language type
+  tensor,   ///< a tensor (tritonrt/torch.h): `dtype` is a torch dtype; `object` points at it
 };
 
 /// One type-erased argument: 24 bytes, trivially copyable, never owns memory.
@@ -36,20 +44,47 @@ struct Arg {
     double f;
     const char* s;
   } value{};
-  std::size_t size = 0;  ///< string length
+  union {
+    std::size_t size = 0;  ///< string length; a pointer's extent in bytes (0: unknown)
+    const void* object;    ///< a pointer from a tensor (source == tensor): the tensor
+  };
   ArgKind kind = ArgKind::none;
   DType dtype = DType::u1;  ///< element type (pointer), fixed type (typed), or the dtype
   ArgKind stored = ArgKind::none;  ///< typed only: how `value` holds the number
+  ArgSource source = ArgSource::address;  ///< pointers only
 
   /// How `value` holds the number: `stored` for a fixed-type scalar, else `kind`.
   constexpr ArgKind value_kind() const noexcept { return kind == ArgKind::typed ? stored : kind; }
 };
 
+static_assert(sizeof(Arg) == 24, "an Arg is three words: packing a call stays cheap");
+
+/// What Python code around a kernel may read of a tensor argument (`x.shape`, `x.stride()`,
+/// `x.device`), and the bytes it spans (for an autotuner's reset_to_zero / restore_value).
+struct TensorShape {
+  static constexpr int kMaxDims = 16;
+  int dims = -1;  ///< -1: not known
+  std::int64_t sizes[kMaxDims] = {};
+  std::int64_t strides[kMaxDims] = {};  ///< in elements
+  int device = -1;
+  std::size_t bytes = 0;  ///< from the first to one past the last element
+};
+
+/// Reads the shape of a tensor argument (Arg::object of an ArgSource::tensor pointer). The
+/// torch adapter installs one; without one, tensors show Python only their dtype and address.
+using TensorInspector = void (*)(const void* tensor, TensorShape& shape);
+void set_tensor_inspector(TensorInspector inspector) noexcept;
+/// The installed inspector, or nullptr.
+TensorInspector tensor_inspector() noexcept;
+
 /// A device address tagged with its element type, for memory whose C++ type says nothing
-/// (e.g. bf16 or fp8 buffers): `tritonrt::DevicePtr{ptr, tritonrt::DType::bf16}`.
+/// (e.g. bf16 or fp8 buffers): `tritonrt::DevicePtr{ptr, tritonrt::DType::bf16}`. `bytes`,
+/// when given, is how much memory it spans: an autotuner's reset_to_zero and restore_value
+/// need it (a tensor knows it itself).
 struct DevicePtr {
   const void* address = nullptr;
   DType dtype = DType::u8;
+  std::size_t bytes = 0;
 };
 
 /// A scalar whose Triton type is fixed by the caller instead of by its value, as an
@@ -144,6 +179,7 @@ struct ArgTraits<DevicePtr> {
     a.kind = ArgKind::pointer;
     a.value.u = reinterpret_cast<std::uintptr_t>(p.address);
     a.dtype = p.dtype;
+    a.size = p.bytes;
   }
 };
 

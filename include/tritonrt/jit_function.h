@@ -2,6 +2,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -16,6 +17,13 @@
 
 namespace tritonrt {
 
+/// One autotune config compiled for a target, by JitFunction::compile_configs.
+struct ConfigArtifact {
+  std::string config{};                       ///< the config, as Triton prints it ("BLOCK: 64, num_warps: 4, ...")
+  std::shared_ptr<const Artifact> artifact{};  ///< null when it failed to compile
+  std::string error{};                         ///< why it failed to compile
+};
+
 /// A Triton kernel, loaded once per process and shared by every caller.
 ///
 ///     auto& add = tritonrt::JitFunction::get("kernels/add.py", "add_kernel");
@@ -24,6 +32,12 @@ namespace tritonrt {
 ///
 /// Arguments are passed positionally, constexpr parameters included; omitted trailing
 /// arguments take the Python defaults. Member functions are thread-safe.
+///
+/// Decorated kernels run as Triton runs them: `@triton.autotune`, `@triton.heuristics`,
+/// their subclasses and libraries' wrappers (anything holding the kernel in `.fn`), in any
+/// order. The call passes the parameters no decorator sets; heuristics run in Python once
+/// per distinct input they read and device, an autotuner benchmarks its configs once per
+/// tuning key and device (on the call's stream), and later calls look both up.
 class JitFunction {
  public:
   /// The kernel `name` of `source`: a path to a .py file or an importable module name
@@ -64,12 +78,28 @@ class JitFunction {
     return artifact_for_packed(config, packed);
   }
 
+  /// Each config of an autotuned kernel (after its pruning) compiled for `target`, with the
+  /// decorators around and under the autotuner applied: what tuning would try. No GPU needed.
+  template <class... Args>
+  std::vector<ConfigArtifact> compile_configs(const Target& target, const CompileOptions& options, const Args&... args) {
+    const std::array<Arg, sizeof...(Args)> packed{make_arg(args)...};
+    return compile_configs_packed(target, options, packed);
+  }
+
+  /// Computes heuristic `name` with a C++ function instead of its Python one, so that it
+  /// needs no interpreter: `fn.set_heuristic("BLOCK", [](const BoundArgs& a) {
+  /// return make_arg(next_pow2(a.integer("n"))); })`. The values set before it are in `a`;
+  /// a string it returns must outlive the call. Set it before the kernel is first launched.
+  void set_heuristic(std::string_view name, std::function<Arg(const BoundArgs&)> heuristic);
+
   /// Type-erased forms of the templates above.
   void launch_packed(const LaunchConfig& config, std::span<const Arg> args);
   std::shared_ptr<const Artifact> artifact_for_packed(const LaunchConfig& config, std::span<const Arg> args);
   Specialization specialize_packed(std::span<const Arg> args) const;
   std::shared_ptr<const Artifact> compile_packed(const Target& target, const CompileOptions& options,
                                                  std::span<const Arg> args);
+  std::vector<ConfigArtifact> compile_configs_packed(const Target& target, const CompileOptions& options,
+                                                     std::span<const Arg> args);
 
   JitFunction(const JitFunction&) = delete;
   JitFunction& operator=(const JitFunction&) = delete;
@@ -77,7 +107,10 @@ class JitFunction {
 
  private:
   struct Impl;
+  struct ResolvedArgs;
   explicit JitFunction(std::string_view source, std::string_view name);
+  void launch_decorated(const LaunchConfig& config, std::span<const Arg> args);
+  std::unique_ptr<ResolvedArgs> resolve_for_target(const CompileOptions& options, std::span<const Arg> args);
 
   KernelSignature signature_;
   std::unique_ptr<Impl> impl_;

@@ -179,7 +179,8 @@ void launch(const DeviceScope& scope, JitFunction& fn, LaunchConfig config, cons
 
 namespace tritonrt {
 
-/// A tensor passes its data pointer typed by its dtype, as Triton's `kernel[grid](t)` does.
+/// A tensor passes its data pointer typed by its dtype, as Triton's `kernel[grid](t)` does;
+/// the Python code around a kernel (heuristics, hooks) sees its dtype, shape and strides.
 /// Undefined tensors and dtypes Triton has no type for are ArgumentErrors.
 template <>
 struct ArgTraits<at::Tensor> {
@@ -187,6 +188,8 @@ struct ArgTraits<at::Tensor> {
     a.dtype = torch::detail::tensor_dtype(t);
     a.kind = ArgKind::pointer;
     a.value.u = reinterpret_cast<std::uintptr_t>(t.data_ptr());
+    a.source = ArgSource::tensor;
+    a.object = &t;
   }
 };
 

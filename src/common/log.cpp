@@ -18,10 +18,13 @@ LogLevel log_level() noexcept {
   return level;
 }
 
-void log(LogLevel level, std::string_view message) {
-  if (!log_enabled(level)) return;
+void log(LogLevel level, std::string_view message, bool force) {
+  if (!force && !log_enabled(level)) return;
   static constexpr const char* kNames[] = {"", "warning", "info", "debug"};
-  std::string line = "tritonrt: ";
+  // Messages built by error_message carry the prefix this line starts with already.
+  constexpr std::string_view kPrefix = "tritonrt: ";
+  if (message.starts_with(kPrefix)) message.remove_prefix(kPrefix.size());
+  std::string line(kPrefix);
   line.append(kNames[static_cast<int>(level)]).append(": ").append(message).append("\n");
   std::fwrite(line.data(), 1, line.size(), stderr);  // one write: lines of threads do not interleave
 }

@@ -15,7 +15,8 @@ LogLevel log_level() noexcept;
 /// Whether messages of `level` are written: check before building an expensive message.
 inline bool log_enabled(LogLevel level) noexcept { return level != LogLevel::off && level <= log_level(); }
 
-/// Writes one line "tritonrt: <level>: <message>" to stderr when `level` is enabled.
-void log(LogLevel level, std::string_view message);
+/// Writes one line "tritonrt: <level>: <message>" to stderr when `level` is enabled, or
+/// whatever the level when `force`d (e.g. TRITON_PRINT_AUTOTUNING asks for tuning's lines).
+void log(LogLevel level, std::string_view message, bool force = false);
 
 }  // namespace tritonrt::detail

@@ -38,9 +38,11 @@ KernelMetadata KernelMetadata::parse(std::string_view text) {
                                    : std::to_string(read.as<std::int64_t>(arch, "target.arch"));
   m.target.warp_size = static_cast<int>(in_range("target.warp_size", read.field<std::int64_t>(target, "warp_size"), 32, 64, true));
   m.triton_version = read.field<std::string>(j, "triton_version");
-  m.num_warps = static_cast<int>(in_range("num_warps", read.field<std::int64_t>(j, "num_warps"), 1, 64, true));
+  // Generous bounds: a kernel Triton compiled may not fit a device (load_function says so),
+  // but values past these are damage, not options.
+  m.num_warps = static_cast<int>(in_range("num_warps", read.field<std::int64_t>(j, "num_warps"), 1, 1024, true));
   m.num_ctas = static_cast<int>(in_range("num_ctas", read.field_or<std::int64_t>(j, "num_ctas", 1), 1, 16, true));
-  m.num_stages = static_cast<int>(in_range("num_stages", read.field<std::int64_t>(j, "num_stages"), 0, 64, false));
+  m.num_stages = static_cast<int>(in_range("num_stages", read.field<std::int64_t>(j, "num_stages"), 0, 1 << 16, false));
   m.shared = static_cast<int>(in_range("shared", read.field<std::int64_t>(j, "shared"), 0, kMaxSharedBytes, false));
   m.tmem_size = static_cast<int>(in_range("tmem_size", read.field_or<std::int64_t>(j, "tmem_size", 0), 0, 1 << 20, false));
   constexpr std::int64_t kMaxScratch = std::int64_t{1} << 40;

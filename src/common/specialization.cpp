@@ -134,6 +134,7 @@ std::string describe(const Arg& a) {
     case ArgKind::typed: return "a scalar fixed to " + std::string(to_string(a.dtype));
     case ArgKind::dtype: return "a dtype";
     case ArgKind::python_default: return "the Python default";
+    case ArgKind::unset: return "no value";
   }
   return "an unknown value";
 }
@@ -151,16 +152,8 @@ void bind_arguments(const KernelSignature& sig, std::span<const std::optional<Ar
       out[i] = *defaults[i];
       continue;
     }
-    std::string why = "missing argument (kernel takes " + std::to_string(n) + ", " +
-                      std::to_string(given.size()) + " given, and this parameter has no default)";
-    const auto& name = sig.params[i].name;
-    for (const auto& h : sig.heuristic_params) {
-      if (h == name) why += "; it is computed by @triton.heuristics, which tritonrt does not apply yet: pass it explicitly";
-    }
-    if (sig.autotuned && sig.params[i].is_constexpr) {
-      why += "; the kernel is @triton.autotune'd, which tritonrt does not run yet: pass the value explicitly";
-    }
-    fail(sig, i, why);
+    fail(sig, i, "missing argument (kernel takes " + std::to_string(n) + ", " + std::to_string(given.size()) +
+                     " given, and this parameter has no default)");
   }
 }
 
@@ -173,6 +166,7 @@ ParamCode specialize_rare_argument(const SpecializationRules& rules, const Param
   if (a.kind == ArgKind::string || a.kind == ArgKind::dtype) {
     fail(sig, index, "only tl.constexpr parameters take " + describe(a) + "s");
   }
+  if (a.kind == ArgKind::unset) fail(sig, index, "has no value: it is set by a decorator, which has not set it");
   if (a.kind == ArgKind::python_default) {
     fail(sig, index, "its Python default (" + sig.params[index].default_repr + ") is not a value tritonrt can pass at run time; pass the argument explicitly");
   }

@@ -6,6 +6,7 @@ interpreter as module ``_tritonrt_bridge``. The C++ side computes each call's sp
 delegated to the installed Triton, so the result is the one its own JIT would produce.
 """
 
+import collections.abc
 import contextlib
 import dataclasses
 import hashlib
@@ -55,6 +56,7 @@ _locks_lock = threading.Lock()
 _import_locks = {}  # source string -> its lock: one slow import never holds up another source
 _modules = {}  # source string -> imported module, so a module is executed once per process
 _kernels = []  # handle -> JITFunction
+_layers = []  # handle -> the decorators around it, outermost first
 
 
 def _package_root(path):
@@ -148,31 +150,84 @@ def _safe_repr(value):
         return f"<{type(value).__name__} object whose repr() failed>"
 
 
+def _encode(value):
+    """A Python value as JSON C++ reads (compiler/description.cpp); floats as float.hex."""
+    import triton.language as tl
+    if value is None:
+        return {"kind": "none"}
+    if isinstance(value, bool):
+        return {"kind": "bool", "value": value}
+    if isinstance(value, int) and -2**63 <= value < 2**64:
+        return {"kind": "int", "value": value}
+    if isinstance(value, float):
+        return {"kind": "float", "value": value.hex()}
+    if isinstance(value, str):
+        return {"kind": "str", "value": value}
+    if isinstance(value, tl.dtype):
+        return {"kind": "dtype", "value": value.name}
+    return {"kind": "object", "type": type(value).__name__}
+
+
 def _describe_default(param):
     import inspect
     value = param.default
     if value is inspect.Parameter.empty:
         return {"kind": "absent"}
-    described = {"repr": _safe_repr(value)}
-    if value is None:
-        return {**described, "kind": "none"}
-    if isinstance(value, bool):
-        return {**described, "kind": "bool", "value": value}
-    if isinstance(value, int) and -2**63 <= value < 2**64:
-        return {**described, "kind": "int", "value": value}
-    if isinstance(value, float):
-        # float.hex is exact and spells nan and inf, which JSON cannot hold as numbers.
-        return {**described, "kind": "float", "value": value.hex()}
-    if isinstance(value, str):
-        return {**described, "kind": "str", "value": value}
-    return {**described, "kind": "object"}
+    return {**_encode(value), "repr": _safe_repr(value)}
+
+
+def _describe_config(config):
+    if getattr(config, "ir_override", None) is not None:
+        raise KernelNotFoundError(f"an autotune config overrides the IR ({config.ir_override}), which tritonrt does not "
+                                  "support")
+    return {
+        "kwargs": {name: _encode(value) for name, value in config.kwargs.items()},
+        "num_warps": config.num_warps,
+        "num_stages": config.num_stages,
+        "num_ctas": config.num_ctas,
+        "maxnreg": config.maxnreg,
+        "pre_hook": config.pre_hook is not None,
+        "text": str(config),
+    }
+
+
+def _overrides(obj, base, method):
+    return getattr(type(obj), method) is not getattr(base, method)
+
+
+def _describe_layer(obj, source, name):
+    """One decorator around the @triton.jit function, and the object below it."""
+    from triton.runtime.autotuner import Autotuner, Heuristics
+    from triton import knobs
+
+    if isinstance(obj, Autotuner):
+        return {
+            "kind": "autotune",
+            "type": type(obj).__name__,
+            "keys": list(obj.keys),
+            "configs": [_describe_config(c) for c in obj.configs],
+            "reset_to_zero": list(obj.reset_to_zero),
+            "restore_value": list(obj.restore_value),
+            "pre_hook": obj.user_defined_pre_hook,
+            "post_hook": obj.user_defined_post_hook,
+            "prune": obj.early_config_prune is not None or obj.perf_model is not None or
+                     _overrides(obj, Autotuner, "prune_configs"),
+            "cache_results": bool(obj.cache_results),
+            "print": bool(knobs.autotuning.print),
+        }, obj.fn
+    if isinstance(obj, Heuristics):
+        return {"kind": "heuristics", "type": type(obj).__name__, "names": list(obj.values)}, obj.fn
+    if hasattr(obj, "fn"):
+        return {"kind": "wrapper", "type": type(obj).__name__}, obj.fn
+    raise KernelNotFoundError(f"'{source}:{name}' is wrapped in a {type(obj).__name__}, which holds no .fn to find the "
+                              "@triton.jit function under it")
 
 
 def load_kernel(source, name):
-    """Import `source` once and describe the static signature of kernel `name` in it.
+    """Import `source` once and describe the static signature of kernel `name` in it, with the
+    decorators around it, outermost first.
 
     `source` and `name` arrive as bytes (paths need not be UTF-8); the answer is JSON text."""
-    from triton.runtime.autotuner import Autotuner, Heuristics
     from triton.runtime.jit import JITFunction
 
     source = os.fsdecode(source)
@@ -181,17 +236,15 @@ def load_kernel(source, name):
     if not hasattr(module, name):
         raise KernelNotFoundError(f"'{source}' has no attribute '{name}'")
     obj = getattr(module, name)
-    autotune = None
-    heuristics = []
+    if not isinstance(obj, JITFunction) and not hasattr(obj, "fn"):
+        raise KernelNotFoundError(f"'{source}:{name}' is a {type(obj).__name__}: neither a @triton.jit function nor a "
+                                  "wrapper holding one in .fn")
+    layers, descriptions = [], []
     while not isinstance(obj, JITFunction):
-        if isinstance(obj, Autotuner):
-            autotune = {"configs": len(obj.configs)}
-            obj = obj.fn
-        elif isinstance(obj, Heuristics):
-            heuristics.extend(obj.values.keys())
-            obj = obj.fn
-        else:
-            raise KernelNotFoundError(f"'{source}:{name}' is a {type(obj).__name__}, not a @triton.jit function")
+        description, inner = _describe_layer(obj, source, name)
+        layers.append(obj)
+        descriptions.append(description)
+        obj = inner
     params = [{
         "name": p.name,
         "is_constexpr": bool(p.is_constexpr),
@@ -202,6 +255,7 @@ def load_kernel(source, name):
         "default": _describe_default(p._param),
     } for p in obj.params]
     _kernels.append(obj)
+    _layers.append(layers)
     file = getattr(module, "__file__", None)
     return _json({
         "handle": len(_kernels) - 1,
@@ -209,8 +263,7 @@ def load_kernel(source, name):
         "full_name": _printable(f"{obj.__module__}.{obj.__qualname__}"),
         "file": None if file is None else _printable(file),
         "params": params,
-        "autotune": autotune,
-        "heuristics": heuristics,
+        "decorators": descriptions,
     })
 
 
@@ -334,6 +387,26 @@ def _constexpr_value(fn, index, encoded):
     raise ValueError(f"unknown constexpr encoding {encoded!r}")
 
 
+@contextlib.contextmanager
+def _quiet_half_built_kernels():
+    """Some Triton versions' CompiledKernel.__del__ fails on an object whose __init__ failed
+    (reading a damaged cache entry): that cleanup noise is not the caller's; the entry's
+    failure itself is reported. Other unraisable exceptions pass on to the hook as usual."""
+    previous = sys.unraisablehook
+
+    def hook(unraisable):
+        if getattr(unraisable.object, "__qualname__", "") != "CompiledKernel.__del__":
+            previous(unraisable)
+
+    sys.unraisablehook = hook
+    try:
+        yield
+    finally:
+        import gc
+        gc.collect()  # the half-built kernel goes now, while the hook above is in place
+        sys.unraisablehook = previous
+
+
 def _cache_folder(source, backend, options):
     """The folder of Triton's cache that `triton.compile(source, options=options)` reads or
     writes, found as compile finds it (None where a cache manager has no folder)."""
@@ -352,7 +425,8 @@ def compile(handle, backend_name, arch, warp_size, specialization, options):
     `specialization` has one entry per parameter, each a [type, key] pair exactly as Triton's
     binder builds it, except that constexpr values come encoded as ["value", v],
     ["dtype", name] or ["default"]. `options` holds only the options the caller set.
-    Returns (metadata JSON, binary, "cubin" or "hsaco", cache folder), all bytes but the kind.
+    Returns (metadata JSON, binary, "cubin" or "hsaco", cache folder, whether the folder held
+    the kernel before), all bytes but the kind and the flag.
     """
     import triton
     from triton import knobs
@@ -383,16 +457,20 @@ def compile(handle, backend_name, arch, warp_size, specialization, options):
         source = ASTSource(fn, signature, constexprs, attrs)
         folder = _cache_folder(source, backend, parsed.__dict__)
         cached = folder is not None and os.path.exists(os.path.join(folder, f"__grp__{source.name[:150]}.json"))
-        try:
-            # In tritonrt's own interpreter Triton's prints (ptxas failures, dumps) go to stderr:
-            # the host program's stdout is its own.
-            with contextlib.redirect_stdout(sys.stderr) if embedded else contextlib.nullcontext():
-                kernel = triton.compile(source, target=target, options=parsed.__dict__)
-        except Exception as e:
-            # A cache hit compiles nothing: what fails there is reading the entry.
-            if cached and not knobs.compilation.always_compile:
-                raise CacheEntryError(os.fsencode(folder), one_line(e)) from None
-            raise
+        unreadable = None
+        with _quiet_half_built_kernels():
+            try:
+                # In tritonrt's own interpreter Triton's prints (ptxas failures, dumps) go to stderr:
+                # the host program's stdout is its own.
+                with contextlib.redirect_stdout(sys.stderr) if embedded else contextlib.nullcontext():
+                    kernel = triton.compile(source, target=target, options=parsed.__dict__)
+            except Exception as e:
+                # A cache hit compiles nothing: what fails there is reading the entry.
+                if not cached or knobs.compilation.always_compile:
+                    raise
+                unreadable = one_line(e)
+        if unreadable is not None:
+            raise CacheEntryError(os.fsencode(folder), unreadable)
     except (TargetError, CacheEntryError):
         raise
     except Exception as e:
@@ -405,4 +483,295 @@ def compile(handle, backend_name, arch, warp_size, specialization, options):
         binary = kernel.asm[binary_ext]
     except Exception as e:
         raise CacheEntryError(os.fsencode(os.path.dirname(metadata_file or folder or "")), one_line(e)) from None
-    return metadata, bytes(binary), binary_ext, os.fsencode(os.path.dirname(metadata_file))
+    return metadata, bytes(binary), binary_ext, os.fsencode(os.path.dirname(metadata_file)), cached
+
+
+# --- decorators at call time: heuristics, pruning, hooks, persisted tuning ----------------------
+
+_TORCH_DTYPES = {
+    "u1": "bool", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64", "u8": "uint8", "u16": "uint16",
+    "u32": "uint32", "u64": "uint64", "fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64",
+    "fp8e4nv": "float8_e4m3fn", "fp8e5": "float8_e5m2", "fp8e4b8": "float8_e4m3fnuz", "fp8e5b16": "float8_e5m2fnuz",
+}
+
+
+# Triton's type names as triton.language attributes.
+_TL_DTYPES = {
+    "u1": "int1", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64", "u8": "uint8", "u16": "uint16",
+    "u32": "uint32", "u64": "uint64", "fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64",
+    "fp8e4nv": "float8e4nv", "fp8e5": "float8e5", "fp8e4b15": "float8e4b15", "fp8e4b8": "float8e4b8",
+    "fp8e5b16": "float8e5b16",
+}
+
+
+class _Reads:
+    """What a heuristic read of its arguments: (parameter, facet) pairs in order, or that it
+    read them all (iterating the mapping), which nothing can be memoized on."""
+
+    def __init__(self):
+        self.pairs = []
+        self.everything = False
+
+    def add(self, name, facet):
+        if (name, facet) not in self.pairs:
+            self.pairs.append((name, facet))
+
+
+class _Tensor:
+    """A pointer argument as Python code around a kernel sees it: a stand-in for the tensor it
+    came from (through tritonrt/torch.h) or for a typed address (through the core API). It
+    records what is read of it, so that a heuristic is memoized on exactly that."""
+
+    def __init__(self, name, address, dtype, source, shape, strides, device, extent, stream, reads):
+        self._name, self._address, self._dtype_name, self._source = name, address, dtype, source
+        self._shape, self._strides, self._device, self._extent = shape, strides, device, extent
+        self._stream, self._reads = stream, reads
+
+    def _read(self, facet):
+        if self._reads is not None:
+            self._reads.add(self._name, facet)
+
+    def _known(self, what):
+        if self._shape is None:
+            raise AttributeError(f"parameter '{self._name}' reached tritonrt as a device address, so its {what} is "
+                                 "unknown (pass an at::Tensor through tritonrt/torch.h)")
+
+    @property
+    def dtype(self):
+        self._read("dtype")
+        if self._source == "tensor":
+            import torch
+            return getattr(torch, _TORCH_DTYPES[self._dtype_name])
+        import triton.language as tl
+        return getattr(tl, _TL_DTYPES[self._dtype_name])
+
+    def data_ptr(self):
+        self._read("address")
+        return self._address
+
+    @property
+    def shape(self):
+        self._read("shape")
+        self._known("shape")
+        try:
+            import torch
+            return torch.Size(self._shape)
+        except ImportError:
+            return tuple(self._shape)
+
+    def size(self, dim=None):
+        return self.shape if dim is None else self.shape[dim]
+
+    def dim(self):
+        return len(self.shape)
+
+    ndim = property(dim)
+
+    def numel(self):
+        count = 1
+        for extent in self.shape:
+            count *= extent
+        return count
+
+    def stride(self, dim=None):
+        self._read("strides")
+        self._known("strides")
+        return tuple(self._strides) if dim is None else self._strides[dim]
+
+    def is_contiguous(self):
+        expected = 1
+        for extent, stride in reversed(list(zip(self.shape, self.stride()))):
+            if extent != 1 and stride != expected:
+                return False
+            expected *= extent
+        return True
+
+    def element_size(self):
+        self._read("dtype")
+        return {"u1": 1, "i8": 1, "u8": 1, "i16": 2, "u16": 2, "fp16": 2, "bf16": 2, "i32": 4, "u32": 4, "fp32": 4,
+                "i64": 8, "u64": 8, "fp64": 8}.get(self._dtype_name, 1)
+
+    @property
+    def device(self):
+        self._read("device")
+        try:
+            import torch
+            return torch.device("cuda", self._device)
+        except ImportError:
+            return f"cuda:{self._device}"
+
+    is_cuda = True
+
+    def zero_(self):
+        """Zeroes the argument's memory on the launch stream, as Tensor.zero_ would."""
+        if not self._extent:
+            raise AttributeError(f"parameter '{self._name}': tritonrt does not know how many bytes it spans (pass an "
+                                 "at::Tensor, or tritonrt::DevicePtr with its size)")
+        import ctypes
+        cuda = ctypes.CDLL("libcuda.so.1")
+        status = cuda.cuMemsetD8Async(ctypes.c_uint64(self._address), ctypes.c_ubyte(0), ctypes.c_size_t(self._extent),
+                                      ctypes.c_void_p(self._stream))
+        if status != 0:
+            raise RuntimeError(f"cuMemsetD8Async failed with CUresult {status}")
+        return self
+
+    def __getattr__(self, attribute):
+        raise AttributeError(f"tritonrt passes parameter '{self._name}' to Python as a stand-in for a tensor, which has "
+                             f"no '{attribute}' (it offers dtype, shape, size(), dim(), numel(), stride(), "
+                             "is_contiguous(), element_size(), device, data_ptr() and zero_())")
+
+    def __repr__(self):
+        return f"<tritonrt {self._source} argument '{self._name}': {self._dtype_name} at {self._address:#x}>"
+
+
+class _Arguments(collections.abc.Mapping):
+    """The arguments of a call as Triton hands them to heuristics and hooks (a dict from
+    parameter name to value), recording which are read."""
+
+    def __init__(self, values, reads):
+        self._values, self._reads = values, reads
+
+    def __getitem__(self, name):
+        value = self._values[name]
+        if self._reads is not None and not isinstance(value, _Tensor):
+            self._reads.add(name, "value")
+        return value
+
+    def __contains__(self, name):
+        if self._reads is not None:
+            self._reads.add(name, "present")
+        return name in self._values
+
+    def get(self, name, default=None):
+        return self[name] if name in self else default
+
+    def __iter__(self):
+        if self._reads is not None:
+            self._reads.everything = True
+        return iter(self._values)
+
+    def __len__(self):
+        if self._reads is not None:
+            self._reads.everything = True
+        return len(self._values)
+
+    def copy(self):
+        return dict(self.items())
+
+
+def _python_arguments(fn, arguments, stream=0, reads=None):
+    """{name: value} from the C++ description of a call's arguments: one tuple per parameter
+    that has a value, (name, kind, ...)."""
+    import triton.language as tl
+    values = {}
+    for entry in arguments:
+        name, kind = entry[0], entry[1]
+        if kind == "pointer":
+            _, _, address, dtype, source, shape, strides, device, extent = entry
+            values[name] = _Tensor(name, address, dtype, source, shape, strides, device, extent, stream, reads)
+        elif kind == "dtype":
+            values[name] = getattr(tl, entry[2])
+        elif kind == "default":
+            values[name] = next(p.default for p in fn.params if p.name == name)
+        elif kind == "str":
+            values[name] = entry[2].decode("utf-8", "surrogateescape")
+        else:
+            values[name] = entry[2]
+    return values
+
+
+def run_heuristic(handle, layer, name, arguments):
+    """Heuristic `name` of decorator `layer` on the call's arguments: JSON with its value and
+    what it read (null when it read them all)."""
+    fn = _kernels[handle]
+    reads = _Reads()
+    heuristic = _layers[handle][layer].values[name]
+    value = heuristic(_Arguments(_python_arguments(fn, arguments, reads=reads), reads))
+    return _json({"value": _encode(value), "reads": None if reads.everything else reads.pairs})
+
+
+def prune_configs(handle, layer, arguments, given):
+    """The indices of the configs decorator `layer` benchmarks for a call, after its pruning
+    (`early_config_prune`, `perf_model` and `top_k`, or a subclass's own prune_configs).
+    `given` names the parameters passed positionally; the others arrive as keyword arguments."""
+    tuner = _layers[handle][layer]
+    values = _python_arguments(_kernels[handle], arguments)
+    tuner.nargs = {name: values[name] for name in given}
+    kwargs = {name: value for name, value in values.items() if name not in given}
+    try:
+        pruned = tuner.prune_configs({**kwargs, "grid": None, "warmup": False})
+    finally:
+        tuner.nargs = None
+    index = {id(config): i for i, config in enumerate(tuner.configs)}
+    return [index[id(config)] for config in pruned]
+
+
+def run_hook(handle, layer, which, arguments, stream, config=-1, reset_only=False):
+    """Calls an autotune hook on the call's arguments: the decorator's "pre_hook" or
+    "post_hook", or "config" (the pre_hook of config `config`)."""
+    tuner = _layers[handle][layer]
+    nargs = _Arguments(_python_arguments(_kernels[handle], arguments, stream), None)
+    if which == "config":
+        tuner.configs[config].pre_hook(nargs)
+    elif which == "pre_hook":
+        tuner.pre_hook(nargs, reset_only=reset_only)
+    else:
+        tuner.post_hook(nargs, exception=None)
+
+
+def _tuning_file(handle, layer, backend_name, arch, warp_size, key, configs):
+    """Triton's cache manager and file name for a tuning result, as Autotuner.check_disk_cache
+    forms them: the same key, so that C++ and Python share one file."""
+    from triton.compiler.compiler import make_backend
+    from triton.runtime.cache import get_cache_manager, triton_key
+    from triton._C.libtriton import get_cache_invalidating_env_vars
+
+    tuner = _layers[handle][layer]
+    fn = _kernels[handle]
+    parts = [triton_key(), make_backend(make_target(backend_name, arch, warp_size)).hash(), fn.cache_key,
+             str(sorted(get_cache_invalidating_env_vars().items())), str(key)]
+    parts += [str(tuner.configs[i]) for i in configs]
+    cache_key = hashlib.sha256("-".join(parts).encode("utf-8")).hexdigest()
+    return get_cache_manager(cache_key), f"{fn.__name__[:150]}.autotune.json"
+
+
+def read_tuning(handle, layer, backend_name, arch, warp_size, key, configs):
+    """Timings a persisted tuning result holds for these configs (a list, one per config,
+    None where it has none), or None when there is no result."""
+    import json as json_module
+    from triton.runtime.autotuner import Config
+    manager, name = _tuning_file(handle, layer, backend_name, arch, warp_size, _key_tuple(key), configs)
+    path = manager.get_file(name)
+    if not path:
+        return None
+    with open(path) as f:
+        stored = json_module.load(f)["configs_timings"]
+    tuner = _layers[handle][layer]
+    timings = [None] * len(configs)
+    for config, timing in stored:
+        restored = Config(**config)
+        for slot, i in enumerate(configs):
+            if timings[slot] is None and tuner.configs[i] == restored:
+                timings[slot] = [float(t) for t in timing]
+                break
+    return timings
+
+
+def write_tuning(handle, layer, backend_name, arch, warp_size, key, configs, timings):
+    """Persists a tuning result where Triton's check_disk_cache reads it, in its format."""
+    tuner = _layers[handle][layer]
+    key = _key_tuple(key)
+    manager, name = _tuning_file(handle, layer, backend_name, arch, warp_size, key, configs)
+    entries = [(tuner.configs[i].__dict__, timing) for i, timing in zip(configs, timings)
+               if not tuner.configs[i].pre_hook]
+    manager.put(json.dumps({"key": key, "configs_timings": entries}), name, binary=False)
+
+
+def _key_tuple(key):
+    """The C++ description of a tuning key, [(kind, value), ...], as Triton's tuple of values."""
+    values = []
+    for kind, value in key:
+        if kind == "str":
+            value = value.decode("utf-8", "surrogateescape")
+        values.append(value)
+    return tuple(values)

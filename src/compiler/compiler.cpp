@@ -140,6 +140,11 @@ Artifact compile(const LoadedKernel& kernel, const Target& target, const Compile
     Artifact artifact;
     const auto problem = make_artifact(files, target, artifact);
     if (!problem) return artifact;
+    if (!files.from_cache) {
+      // Just compiled, not read from a damaged entry: setting it aside would not help.
+      raise<ArtifactError>(site, "Triton compiled an artifact tritonrt cannot use for " + target.str() + " (in " +
+                                     files.cache_dir + "): " + *problem);
+    }
     if (attempt > 0 || files.cache_dir.empty()) {
       raise<ArtifactError>(site, "Triton's cache entry " + files.cache_dir + " for " + target.str() +
                                      " is still invalid after recompiling: " + *problem);

@@ -5,6 +5,8 @@
 // against (after checking its version). What the module answers is parsed and checked here.
 #pragma once
 
+#include <cstddef>
+#include <deque>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,13 +19,63 @@
 
 namespace tritonrt::detail {
 
+/// What a decorator sets: a kernel parameter, or a compile option (num_warps, ...).
+struct Assignee {
+  std::ptrdiff_t param = -1;  ///< the parameter's index, or -1 for an option
+  std::string option;         ///< the option's name (Triton's), when not a parameter
+};
+
+/// One config of an autotuner: parameter values and compile options.
+struct TuningConfig {
+  std::vector<std::pair<std::size_t, Arg>> params;  ///< parameter index, value
+  CompileOptions options;
+  bool pre_hook = false;  ///< Config.pre_hook is set (called before every launch with it)
+  std::string text;       ///< str(config), as Triton prints it
+};
+
+/// One decorator around the kernel, as the call path applies it.
+struct DecoratorLayer {
+  Decorator::Kind kind = Decorator::Kind::wrapper;
+  // Heuristics: what each one sets, in the order Triton evaluates them.
+  std::vector<std::string> heuristic_names;
+  std::vector<Assignee> heuristic_targets;
+  // Autotune.
+  std::vector<std::size_t> keys;  ///< indices of the `key` names that are parameters
+  std::vector<TuningConfig> configs;
+  std::vector<std::size_t> reset_to_zero, restore_value;
+  bool user_pre_hook = false, user_post_hook = false;
+  bool prune = false;          ///< early_config_prune, perf_model or an overridden prune_configs
+  bool cache_results = false;  ///< persist results where Triton's check_disk_cache reads them
+  bool print = false;          ///< TRITON_PRINT_AUTOTUNING
+};
+
 /// A kernel imported into the interpreter.
 struct LoadedKernel {
   int handle = -1;
   KernelSignature signature;
   std::vector<ParamRule> param_rules;  ///< per parameter, in the specializer's compact form
   std::vector<std::optional<Arg>> defaults;  ///< Arg form of each Python default, if any
-  std::vector<std::string> default_strings;  ///< storage behind string defaults
+  std::deque<std::string> strings;           ///< storage behind string defaults and config values
+  std::vector<DecoratorLayer> layers;        ///< outermost first
+  std::vector<std::size_t> call_params;      ///< the parameters a call passes, in order
+};
+
+/// What a heuristic read of the call's arguments (bridge.py's facets).
+enum class Facet : std::uint8_t { value, present, dtype, address, shape, strides, device };
+
+/// A heuristic's value for one call, and what it read to get it.
+struct HeuristicResult {
+  Arg value;
+  std::string value_text;  ///< storage behind a string value
+  bool memoizable = true;  ///< false when it read every argument
+  std::vector<std::pair<std::size_t, Facet>> reads;  ///< parameter index, facet
+};
+
+/// An argument as the Python code around a kernel is shown it (heuristics, hooks, pruning).
+struct PythonArg {
+  std::size_t param;
+  const Arg* value;
+  const TensorShape* shape;  ///< a tensor's shape, when it has one
 };
 
 /// One parameter of a compile request: its specialization and, for constexprs, the value.
@@ -39,6 +91,7 @@ struct CompiledFiles {
   std::string binary;
   std::string binary_kind;  ///< "cubin" or "hsaco"
   std::string cache_dir;    ///< Triton's cache folder holding them
+  bool from_cache = false;  ///< the folder held them before this compile (a cache hit)
   std::string unreadable;   ///< why Triton could not read its cache entry (then the rest is empty)
 };
 
@@ -53,6 +106,27 @@ class Compiler {
   /// Compiles one specialization; throws CompileError or TargetError.
   virtual CompiledFiles compile(const LoadedKernel& kernel, const Target& target, const CompileOptions& options,
                                 const std::vector<CompileParam>& params) = 0;
+  /// Heuristic `name` of decorator `layer` on the call's arguments (JSON: value and reads);
+  /// throws PythonError with the heuristic's own message when it raises.
+  virtual std::string run_heuristic(const LoadedKernel& kernel, std::size_t layer, const std::string& name,
+                                    const std::vector<PythonArg>& args) = 0;
+  /// The configs decorator `layer` keeps after its pruning; `given` are the parameters the
+  /// caller passed (positional in Python), the others keyword arguments.
+  virtual std::vector<std::size_t> prune_configs(const LoadedKernel& kernel, std::size_t layer,
+                                                 const std::vector<PythonArg>& args,
+                                                 const std::vector<std::size_t>& given) = 0;
+  /// Calls an autotune hook: "pre_hook", "post_hook" or "config" (config `config`'s pre_hook).
+  virtual void run_hook(const LoadedKernel& kernel, std::size_t layer, const char* which,
+                        const std::vector<PythonArg>& args, void* stream, std::ptrdiff_t config, bool reset_only) = 0;
+  /// Timings a persisted tuning result holds for `configs` (nullopt per config it lacks), or
+  /// nothing when there is none. `key` is the tuning key's values, in order.
+  virtual std::optional<std::vector<std::optional<std::vector<double>>>> read_tuning(
+      const LoadedKernel& kernel, std::size_t layer, const Target& target, const std::vector<Arg>& key,
+      const std::vector<std::size_t>& configs) = 0;
+  /// Persists a tuning result where Triton's check_disk_cache reads it.
+  virtual void write_tuning(const LoadedKernel& kernel, std::size_t layer, const Target& target,
+                            const std::vector<Arg>& key, const std::vector<std::size_t>& configs,
+                            const std::vector<std::vector<double>>& timings) = 0;
 
   /// The process's compiler: loads the module (and libpython where the process has none).
   static Compiler& get();
@@ -64,6 +138,9 @@ LoadedKernel load_kernel(std::string_view source, std::string_view name);
 /// The bridge's description of a kernel (JSON) in C++ form; a malformed description is a
 /// PythonError naming what is wrong.
 LoadedKernel parse_kernel_description(std::string_view json);
+
+/// The bridge's answer from a heuristic (JSON) in C++ form.
+HeuristicResult parse_heuristic_result(const LoadedKernel& kernel, std::string_view json);
 
 /// How the installed Triton specializes values, asked once.
 const SpecializationRules& specialization_rules();

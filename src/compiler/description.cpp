@@ -2,10 +2,12 @@
 // through JsonReader, so a malformed answer is a PythonError naming the field, never a crash;
 // tests/fuzz feeds these parsers arbitrary text.
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
 
+#include "common/compile_options.h"
 #include "common/json.h"
 #include "compiler/compiler.h"
 
@@ -31,8 +33,10 @@ double parse_float_hex(const Reader& read, const std::string& text) {
   read.fail("float '" + text + "' is not in float.hex() form");
 }
 
-// A parameter's default, or nullopt when it has none; `storage` keeps a string's text.
-std::optional<Arg> default_arg(const Reader& read, const nlohmann::json& d, std::string& storage) {
+// A Python value as bridge.py's _encode writes it, or nullopt for "absent" (no default);
+// `storage` keeps a string's text. Objects tritonrt cannot pass stay Python's
+// (ArgKind::python_default: only a default can be one).
+std::optional<Arg> encoded_value(const Reader& read, const nlohmann::json& d, std::deque<std::string>& storage) {
   const auto kind = read.field<std::string>(d, "kind");
   Arg a;
   if (kind == "absent") return std::nullopt;
@@ -54,14 +58,143 @@ std::optional<Arg> default_arg(const Reader& read, const nlohmann::json& d, std:
     a.kind = ArgKind::real;
     a.value.f = parse_float_hex(read, read.field<std::string>(d, "value"));
   } else if (kind == "str") {
-    storage = read.field<std::string>(d, "value");
+    storage.push_back(read.field<std::string>(d, "value"));
     a.kind = ArgKind::string;
+    a.value.s = storage.back().data();
+    a.size = storage.back().size();
+  } else if (kind == "dtype") {
+    const auto t = parse_dtype(read.field<std::string>(d, "value"));
+    a.kind = t ? ArgKind::dtype : ArgKind::python_default;  // a type tritonrt has no name for stays Python's
+    if (t) a.dtype = *t;
   } else if (kind == "object") {
     a.kind = ArgKind::python_default;
   } else {
     read.fail("default kind '" + kind + "' is unknown");
   }
   return a;
+}
+
+
+// The parameter called `name`, or -1 when the kernel has none.
+std::ptrdiff_t param_index(const KernelSignature& sig, const std::string& name) {
+  for (std::size_t i = 0; i < sig.params.size(); ++i) {
+    if (sig.params[i].name == name) return static_cast<std::ptrdiff_t>(i);
+  }
+  return -1;
+}
+
+// What a decorator's name sets: a parameter (marked as set by a decorator), or a compile
+// option Triton takes as a keyword argument (num_warps, ...); anything else is an error.
+Assignee assignee(LoadedKernel& k, const std::string& name, const std::string& by) {
+  Assignee a;
+  a.param = param_index(k.signature, name);
+  if (a.param >= 0) {
+    k.signature.params[static_cast<std::size_t>(a.param)].set_by_decorator = true;
+    return a;
+  }
+  bool option = false;
+  CompileOptions probe;
+  for_each_option(probe, [&](const char* option_name, const auto&) { option = option || name == option_name; });
+  if (!option) {
+    raise<SourceError>({k.signature.name},
+                       by + " sets '" + name + "', which is neither a parameter nor a compile option of the kernel");
+  }
+  a.option = name;
+  return a;
+}
+
+// The parameter indices of a list of names that must all be parameters.
+std::vector<std::size_t> param_indices(const Reader& read, const LoadedKernel& k, const nlohmann::json& names,
+                                       const char* what) {
+  std::vector<std::size_t> out;
+  if (!names.is_array()) read.fail(std::string("field '") + what + "' is not a list");
+  for (const auto& n : names) {
+    const auto name = read.as<std::string>(n, what);
+    const auto index = param_index(k.signature, name);
+    if (index < 0) {
+      raise<SourceError>({k.signature.name}, std::string("@triton.autotune's ") + what + " names '" + name +
+                                                 "', which is not a parameter of the kernel");
+    }
+    out.push_back(static_cast<std::size_t>(index));
+  }
+  return out;
+}
+
+TuningConfig parse_config(const Reader& read, const nlohmann::json& c, LoadedKernel& k) {
+  TuningConfig config;
+  config.text = read.field<std::string>(c, "text");
+  const auto kwargs = read.field<nlohmann::json>(c, "kwargs");
+  if (!kwargs.is_object()) read.fail("field 'kwargs' of a config is not an object");
+  for (const auto& [name, encoded] : kwargs.items()) {
+    const Assignee target = assignee(k, name, "autotune config {" + config.text + "}");
+    const auto value = encoded_value(read, encoded, k.strings);
+    if (!value || value->kind == ArgKind::python_default) {
+      raise<SourceError>({k.signature.name}, "autotune config {" + config.text + "} sets '" + name +
+                                                 "' to a value tritonrt cannot pass (bool, int, float, str, None or a "
+                                                 "triton.language dtype)");
+    }
+    if (target.param < 0) {
+      raise<SourceError>({k.signature.name}, "autotune config {" + config.text + "} sets the option '" + name +
+                                                 "' among its kwargs; Config takes it as its own argument");
+    }
+    config.params.emplace_back(static_cast<std::size_t>(target.param), *value);
+  }
+  auto option = [&](const char* name) -> std::optional<int> {
+    const auto v = read.field<nlohmann::json>(c, name);
+    if (v.is_null()) return std::nullopt;
+    return read.as<int>(v, name);
+  };
+  config.options.num_warps = option("num_warps");
+  config.options.num_stages = option("num_stages");
+  config.options.num_ctas = option("num_ctas");
+  config.options.maxnreg = option("maxnreg");
+  config.pre_hook = read.field<bool>(c, "pre_hook");
+  return config;
+}
+
+DecoratorLayer parse_layer(const Reader& read, const nlohmann::json& d, LoadedKernel& k) {
+  DecoratorLayer layer;
+  Decorator described;
+  described.type = read.field<std::string>(d, "type");
+  const auto kind = read.field<std::string>(d, "kind");
+  if (kind == "heuristics") {
+    layer.kind = described.kind = Decorator::Kind::heuristics;
+    const auto names = read.field<nlohmann::json>(d, "names");
+    if (!names.is_array()) read.fail("field 'names' is not a list");
+    for (const auto& n : names) {
+      const auto name = read.as<std::string>(n, "names");
+      layer.heuristic_names.push_back(name);
+      layer.heuristic_targets.push_back(assignee(k, name, "@triton.heuristics"));
+      described.names.push_back(name);
+    }
+  } else if (kind == "autotune") {
+    layer.kind = described.kind = Decorator::Kind::autotune;
+    const auto keys = read.field<nlohmann::json>(d, "keys");
+    if (!keys.is_array()) read.fail("field 'keys' is not a list");
+    for (const auto& n : keys) {
+      // Triton 3.6 leaves out of the tuning key the names that are no parameter; so do we.
+      const auto name = read.as<std::string>(n, "keys");
+      described.names.push_back(name);
+      if (const auto index = param_index(k.signature, name); index >= 0) layer.keys.push_back(static_cast<std::size_t>(index));
+    }
+    const auto configs = read.field<nlohmann::json>(d, "configs");
+    if (!configs.is_array() || configs.empty()) read.fail("field 'configs' is not a non-empty list");
+    for (const auto& c : configs) layer.configs.push_back(parse_config(read, c, k));
+    described.configs = layer.configs.size();
+    layer.reset_to_zero = param_indices(read, k, read.field<nlohmann::json>(d, "reset_to_zero"), "reset_to_zero");
+    layer.restore_value = param_indices(read, k, read.field<nlohmann::json>(d, "restore_value"), "restore_value");
+    layer.user_pre_hook = read.field<bool>(d, "pre_hook");
+    layer.user_post_hook = read.field<bool>(d, "post_hook");
+    layer.prune = read.field<bool>(d, "prune");
+    layer.cache_results = read.field<bool>(d, "cache_results");
+    layer.print = read.field<bool>(d, "print");
+  } else if (kind == "wrapper") {
+    layer.kind = described.kind = Decorator::Kind::wrapper;
+  } else {
+    read.fail("decorator kind '" + kind + "' is unknown");
+  }
+  k.signature.decorators.push_back(std::move(described));
+  return layer;
 }
 
 }  // namespace
@@ -77,7 +210,6 @@ LoadedKernel parse_kernel_description(std::string_view json) {
   sig.file = read.field_or<std::string>(info, "file", "");
   const auto params = read.field<nlohmann::json>(info, "params");
   if (!params.is_array()) read.fail("field 'params' is not a list");
-  k.default_strings.resize(params.size());
   for (std::size_t i = 0; i < params.size(); ++i) {
     const auto& p = params[i];
     ParamInfo pi;
@@ -88,7 +220,7 @@ LoadedKernel parse_kernel_description(std::string_view json) {
     pi.do_not_specialize_on_alignment = read.field<bool>(p, "do_not_specialize_on_alignment");
     pi.annotation_type = read.field<std::string>(p, "annotation_type");
     const auto described = read.field<nlohmann::json>(p, "default");
-    k.defaults.push_back(default_arg(read, described, k.default_strings[i]));
+    k.defaults.push_back(encoded_value(read, described, k.strings));
     pi.has_default = k.defaults.back().has_value();
     if (pi.has_default) pi.default_repr = read.field<std::string>(described, "repr");
     std::optional<std::uint8_t> annotated;
@@ -104,23 +236,53 @@ LoadedKernel parse_kernel_description(std::string_view json) {
     sig.params.push_back(std::move(pi));
     k.param_rules.push_back(rule);
   }
-  // String defaults point into default_strings, which no longer moves.
-  for (std::size_t i = 0; i < k.defaults.size(); ++i) {
-    auto& d = k.defaults[i];
-    if (d && d->kind == ArgKind::string) {
-      d->value.s = k.default_strings[i].data();
-      d->size = k.default_strings[i].size();
-    }
+  const auto decorators = read.field<nlohmann::json>(info, "decorators");
+  if (!decorators.is_array()) read.fail("field 'decorators' is not a list");
+  for (const auto& d : decorators) k.layers.push_back(parse_layer(read, d, k));
+  for (std::size_t i = 0; i < sig.params.size(); ++i) {
+    if (!sig.params[i].set_by_decorator) k.call_params.push_back(i);
   }
-  const auto autotune = read.field<nlohmann::json>(info, "autotune");
-  if (!autotune.is_null()) {
-    sig.autotuned = true;
-    sig.autotune_configs = read.field<std::size_t>(autotune, "configs");
-  }
-  const auto heuristics = read.field<nlohmann::json>(info, "heuristics");
-  if (!heuristics.is_array()) read.fail("field 'heuristics' is not a list");
-  for (const auto& h : heuristics) sig.heuristic_params.push_back(read.as<std::string>(h, "heuristics[]"));
   return k;
+}
+
+HeuristicResult parse_heuristic_result(const LoadedKernel& kernel, std::string_view json) {
+  const Reader read({}, "the bridge's heuristic result");
+  const nlohmann::json answer = read.parse(json);
+  HeuristicResult result;
+  std::deque<std::string> storage;
+  const auto value = encoded_value(read, read.field<nlohmann::json>(answer, "value"), storage);
+  if (!value || value->kind == ArgKind::python_default) {
+    const auto described = read.field<nlohmann::json>(answer, "value");
+    raise<ArgumentError>({kernel.signature.name},
+                         "a heuristic returned a " + read.field_or<std::string>(described, "type", "value") +
+                             ", which tritonrt cannot pass (bool, int, float, str, None or a triton.language dtype)");
+  }
+  result.value = *value;
+  if (!storage.empty()) result.value_text = storage.back();  // the caller points value.s at its copy
+  const auto reads = read.field<nlohmann::json>(answer, "reads");
+  if (reads.is_null()) {
+    result.memoizable = false;
+    return result;
+  }
+  if (!reads.is_array()) read.fail("field 'reads' is not a list");
+  static constexpr std::pair<const char*, Facet> kFacets[] = {
+      {"value", Facet::value},     {"present", Facet::present}, {"dtype", Facet::dtype},   {"address", Facet::address},
+      {"shape", Facet::shape},     {"strides", Facet::strides}, {"device", Facet::device}};
+  for (const auto& pair : reads) {
+    if (!pair.is_array() || pair.size() != 2) read.fail("field 'reads' holds no [name, facet] pair");
+    const auto name = read.as<std::string>(pair[0], "reads");
+    const auto facet_name = read.as<std::string>(pair[1], "reads");
+    const auto index = param_index(kernel.signature, name);
+    if (index < 0) {
+      result.memoizable = false;  // read a name the kernel does not have (e.g. 'grid'): nothing to key on
+      continue;
+    }
+    const auto facet = std::find_if(std::begin(kFacets), std::end(kFacets),
+                                    [&](const auto& f) { return facet_name == f.first; });
+    if (facet == std::end(kFacets)) read.fail("facet '" + facet_name + "' is unknown");
+    result.reads.emplace_back(static_cast<std::size_t>(index), facet->second);
+  }
+  return result;
 }
 
 SpecializationRules parse_specialization_rules(std::string_view json) {

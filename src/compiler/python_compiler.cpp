@@ -1,6 +1,7 @@
 #include "compiler/python_compiler.h"
 
 #include <pybind11/embed.h>
+#include <pybind11/stl.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -126,6 +127,69 @@ py::object constexpr_object(const Arg& a, const LoadedKernel& kernel, std::size_
   }
 }
 
+// A call's argument as bridge.py's _python_arguments reads it: (name, kind, ...).
+py::tuple python_arg(const LoadedKernel& kernel, const PythonArg& p) {
+  const std::string& name = kernel.signature.params[p.param].name;
+  const Arg& a = *p.value;
+  switch (a.value_kind()) {
+    case ArgKind::pointer: {
+      py::object shape = py::none(), strides = py::none();
+      int device = -1;
+      std::size_t extent = a.source == ArgSource::address ? a.size : 0;
+      if (p.shape != nullptr && p.shape->dims >= 0) {
+        py::tuple sizes(p.shape->dims), steps(p.shape->dims);
+        for (int d = 0; d < p.shape->dims; ++d) {
+          sizes[d] = py::int_(p.shape->sizes[d]);
+          steps[d] = py::int_(p.shape->strides[d]);
+        }
+        shape = sizes;
+        strides = steps;
+        device = p.shape->device;
+        extent = p.shape->bytes;
+      }
+      return py::make_tuple(name, "pointer", py::int_(a.value.u), std::string(to_string(a.dtype)),
+                            a.source == ArgSource::tensor ? "tensor" : "address", shape, strides, device, extent);
+    }
+    case ArgKind::sint: return py::make_tuple(name, "int", py::int_(a.value.i));
+    case ArgKind::uint: return py::make_tuple(name, "int", py::int_(a.value.u));
+    case ArgKind::boolean: return py::make_tuple(name, "bool", py::bool_(a.value.u != 0));
+    case ArgKind::real: return py::make_tuple(name, "float", py::float_(a.value.f));
+    case ArgKind::string: return py::make_tuple(name, "str", py::bytes(a.value.s, a.size));
+    case ArgKind::dtype: return py::make_tuple(name, "dtype", std::string(language_name(a.dtype)));
+    case ArgKind::python_default: return py::make_tuple(name, "default", py::none());
+    default: return py::make_tuple(name, "none", py::none());
+  }
+}
+
+py::list python_args(const LoadedKernel& kernel, const std::vector<PythonArg>& args) {
+  py::list out;
+  for (const auto& p : args) out.append(python_arg(kernel, p));
+  return out;
+}
+
+// A tuning key's values as (kind, value) pairs for bridge.py's _key_tuple.
+py::list python_key(const std::vector<Arg>& key) {
+  py::list out;
+  for (const Arg& a : key) {
+    switch (a.value_kind()) {
+      case ArgKind::sint: out.append(py::make_tuple("int", py::int_(a.value.i))); break;
+      case ArgKind::uint: out.append(py::make_tuple("int", py::int_(a.value.u))); break;
+      case ArgKind::boolean: out.append(py::make_tuple("bool", py::bool_(a.value.u != 0))); break;
+      case ArgKind::real: out.append(py::make_tuple("float", py::float_(a.value.f))); break;
+      case ArgKind::string: out.append(py::make_tuple("str", py::bytes(a.value.s, a.size))); break;
+      case ArgKind::pointer: out.append(py::make_tuple("int", py::int_(a.value.u))); break;
+      default: out.append(py::make_tuple("none", py::none())); break;
+    }
+  }
+  return out;
+}
+
+py::list python_indices(const std::vector<std::size_t>& indices) {
+  py::list out;
+  for (const auto i : indices) out.append(py::int_(i));
+  return out;
+}
+
 }  // namespace
 
 }  // namespace tritonrt::detail
@@ -182,17 +246,84 @@ CompiledFiles PythonCompiler::compile(const LoadedKernel& kernel, const Target& 
     files.binary = result[1].cast<std::string>();
     files.binary_kind = result[2].cast<std::string>();
     files.cache_dir = result[3].cast<std::string>();
+    files.from_cache = result[4].cast<bool>();
   } catch (py::error_already_set& e) {
     if (e.matches(bridge_module().attr("CacheEntryError"))) {
       // The entry's folder and Triton's reason: the core sets it aside and compiles again.
       const py::tuple args = e.value().attr("args");
       files.cache_dir = args[0].cast<std::string>();
       files.unreadable = args[1].cast<std::string>();
+      files.from_cache = true;
       return files;
     }
     rethrow(e, {kernel.signature.name}, "compiling for " + target.str());
   }
   return files;
+}
+
+std::string PythonCompiler::run_heuristic(const LoadedKernel& kernel, std::size_t layer, const std::string& name,
+                                          const std::vector<PythonArg>& args) {
+  py::gil_scoped_acquire gil;
+  try {
+    return bridge_module()
+        .attr("run_heuristic")(kernel.handle, layer, name, python_args(kernel, args))
+        .cast<std::string>();
+  } catch (py::error_already_set& e) {
+    rethrow(e, {kernel.signature.name}, "heuristic '" + name + "' raised");
+  }
+}
+
+std::vector<std::size_t> PythonCompiler::prune_configs(const LoadedKernel& kernel, std::size_t layer,
+                                                       const std::vector<PythonArg>& args,
+                                                       const std::vector<std::size_t>& given) {
+  py::gil_scoped_acquire gil;
+  try {
+    py::list names;
+    for (const auto i : given) names.append(kernel.signature.params[i].name);
+    return bridge_module()
+        .attr("prune_configs")(kernel.handle, layer, python_args(kernel, args), names)
+        .cast<std::vector<std::size_t>>();
+  } catch (py::error_already_set& e) {
+    rethrow(e, {kernel.signature.name}, "pruning the autotune configs");
+  }
+}
+
+void PythonCompiler::run_hook(const LoadedKernel& kernel, std::size_t layer, const char* which,
+                              const std::vector<PythonArg>& args, void* stream, std::ptrdiff_t config,
+                              bool reset_only) {
+  py::gil_scoped_acquire gil;
+  try {
+    bridge_module().attr("run_hook")(kernel.handle, layer, which, python_args(kernel, args),
+                                     py::int_(reinterpret_cast<std::uintptr_t>(stream)), config, reset_only);
+  } catch (py::error_already_set& e) {
+    rethrow(e, {kernel.signature.name}, std::string("the autotuner's ") + (std::string(which) == "config" ? "config pre_hook" : which) + " raised");
+  }
+}
+
+std::optional<std::vector<std::optional<std::vector<double>>>> PythonCompiler::read_tuning(
+    const LoadedKernel& kernel, std::size_t layer, const Target& target, const std::vector<Arg>& key,
+    const std::vector<std::size_t>& configs) {
+  py::gil_scoped_acquire gil;
+  try {
+    const py::object found = bridge_module().attr("read_tuning")(kernel.handle, layer, target.backend, target.arch,
+                                                                 target.warp_size, python_key(key), python_indices(configs));
+    if (found.is_none()) return std::nullopt;
+    return found.cast<std::vector<std::optional<std::vector<double>>>>();
+  } catch (py::error_already_set& e) {
+    rethrow(e, {kernel.signature.name}, "reading a persisted tuning result");
+  }
+}
+
+void PythonCompiler::write_tuning(const LoadedKernel& kernel, std::size_t layer, const Target& target,
+                                  const std::vector<Arg>& key, const std::vector<std::size_t>& configs,
+                                  const std::vector<std::vector<double>>& timings) {
+  py::gil_scoped_acquire gil;
+  try {
+    bridge_module().attr("write_tuning")(kernel.handle, layer, target.backend, target.arch, target.warp_size,
+                                         python_key(key), python_indices(configs), timings);
+  } catch (py::error_already_set& e) {
+    rethrow(e, {kernel.signature.name}, "persisting a tuning result");
+  }
 }
 
 }  // namespace tritonrt::detail

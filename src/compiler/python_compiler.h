@@ -14,6 +14,17 @@ class PythonCompiler final : public Compiler {
   std::string specialization_rules() override;
   CompiledFiles compile(const LoadedKernel& kernel, const Target& target, const CompileOptions& options,
                         const std::vector<CompileParam>& params) override;
+  std::string run_heuristic(const LoadedKernel& kernel, std::size_t layer, const std::string& name,
+                            const std::vector<PythonArg>& args) override;
+  std::vector<std::size_t> prune_configs(const LoadedKernel& kernel, std::size_t layer, const std::vector<PythonArg>& args,
+                                         const std::vector<std::size_t>& given) override;
+  void run_hook(const LoadedKernel& kernel, std::size_t layer, const char* which, const std::vector<PythonArg>& args,
+                void* stream, std::ptrdiff_t config, bool reset_only) override;
+  std::optional<std::vector<std::optional<std::vector<double>>>> read_tuning(
+      const LoadedKernel& kernel, std::size_t layer, const Target& target, const std::vector<Arg>& key,
+      const std::vector<std::size_t>& configs) override;
+  void write_tuning(const LoadedKernel& kernel, std::size_t layer, const Target& target, const std::vector<Arg>& key,
+                    const std::vector<std::size_t>& configs, const std::vector<std::vector<double>>& timings) override;
 };
 
 }  // namespace tritonrt::detail

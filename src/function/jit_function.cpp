@@ -1,5 +1,6 @@
 #include "tritonrt/jit_function.h"
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <map>
@@ -53,6 +54,10 @@ JitFunction::JitFunction(std::string_view source, std::string_view name) : impl_
   impl_->triton_rules = &detail::specialization_rules();
   impl_->param_count = impl_->kernel.signature.params.size();
   signature_ = impl_->kernel.signature;
+  std::size_t heuristics = 0;
+  for (const auto& layer : impl_->kernel.layers) heuristics += layer.heuristic_names.size();
+  impl_->cpp_heuristics.resize(heuristics);
+  if (!impl_->kernel.layers.empty()) impl_->host_decorators = std::make_unique<detail::DecoratorState>(impl_->kernel);
   if (signature_.params.size() > detail::kMaxParams) {
     detail::raise<ArgumentError>({signature_.name}, "has " + std::to_string(signature_.params.size()) +
                                                         " parameters; tritonrt supports up to " +
@@ -62,19 +67,41 @@ JitFunction::JitFunction(std::string_view source, std::string_view name) : impl_
 
 JitFunction::~JitFunction() = default;
 
-Specialization JitFunction::specialize_packed(std::span<const Arg> args) const {
-  const auto& sig = signature_;
-  const auto& param_rules = impl_->kernel.param_rules;
-  const auto& triton_rules = *impl_->triton_rules;
+// A decorated kernel's arguments for an explicit target: its heuristics applied (memoized
+// apart from any device's); an autotuner there is an error (tuning needs a GPU).
+struct JitFunction::ResolvedArgs {
+  detail::CallFrame frame;
+  std::span<const Arg> args;
+  CompileOptions options;
+};
+
+std::unique_ptr<JitFunction::ResolvedArgs> JitFunction::resolve_for_target(const CompileOptions& options, std::span<const Arg> given) {
+  auto out = std::make_unique<ResolvedArgs>();
+  out->options = options;
+  out->args = given;
+  if (impl_->kernel.layers.empty()) return out;
+  Impl::Resolution r(out->frame.bound(), out->options, *impl_->host_decorators, nullptr);
+  impl_->resolve(given, r, *this);
+  out->args = std::span<const Arg>(out->frame.bound(), impl_->param_count);
+  return out;
+}
+
+Specialization JitFunction::specialize_packed(std::span<const Arg> given) const {
+  const auto resolved = const_cast<JitFunction*>(this)->resolve_for_target({}, given);
+  return impl_->specialize(signature_, resolved->args);
+}
+
+Specialization JitFunction::Impl::specialize(const KernelSignature& sig, std::span<const Arg> args) const {
+  const auto& rules = *triton_rules;
   std::array<Arg, detail::kMaxParams> bound;
-  detail::bind_arguments(sig, impl_->kernel.defaults, args, bound.data());
-  const detail::HotRules hot(triton_rules);
+  detail::bind_arguments(sig, kernel.defaults, args, bound.data());
+  const detail::HotRules hot(rules);
   Specialization spec;
   spec.params.reserve(sig.params.size());
   for (std::size_t i = 0; i < sig.params.size(); ++i) {
-    const auto code = detail::specialize_argument(triton_rules, hot, param_rules[i], bound[i], sig, i);
+    const auto code = detail::specialize_argument(rules, hot, kernel.param_rules[i], bound[i], sig, i);
     ParamSpec p;
-    p.type = detail::type_name(triton_rules, code.type);
+    p.type = detail::type_name(rules, code.type);
     p.key = code.key;
     if (code.type == detail::TypeCode::kConstexpr) {
       // An integer specialized to the constexpr 1 prints as 1 whatever its C++ type.
@@ -86,11 +113,64 @@ Specialization JitFunction::specialize_packed(std::span<const Arg> args) const {
 }
 
 std::shared_ptr<const Artifact> JitFunction::compile_packed(const Target& target, const CompileOptions& options,
-                                                            std::span<const Arg> args) {
-  const auto& sig = signature_;
+                                                            std::span<const Arg> given) {
+  const auto resolved = resolve_for_target(options, given);
+  return impl_->compile(signature_, target, resolved->options, resolved->args);
+}
+
+std::vector<ConfigArtifact> JitFunction::compile_configs_packed(const Target& target, const CompileOptions& options,
+                                                               std::span<const Arg> given) {
+  auto& layers = impl_->kernel.layers;
+  const auto tuner = std::find_if(layers.begin(), layers.end(),
+                                  [](const auto& l) { return l.kind == Decorator::Kind::autotune; });
+  if (tuner == layers.end()) detail::raise<ArgumentError>({signature_.name}, "is not autotuned: it has no configs");
+  const auto layer = static_cast<std::size_t>(tuner - layers.begin());
+  // Each config the autotuner would try (after its pruning), with the decorators outside it
+  // and under it applied as a launch would apply them.
+  std::vector<Arg> outer(impl_->param_count);
+  CompileOptions outer_options = options;
+  Impl::Resolution r(outer.data(), outer_options, *impl_->host_decorators, nullptr);
+  impl_->bind_call(given, r);
+  impl_->apply_layers(0, layer, r, *this);
+  std::vector<ConfigArtifact> out;
+  for (const std::size_t c : impl_->candidates(layer, r)) {
+    ConfigArtifact result;
+    result.config = tuner->configs[c].text;
+    std::vector<Arg> args = outer;
+    CompileOptions config_options = outer_options;
+    Impl::Resolution trial(args.data(), config_options, r);
+    impl_->apply_config(layer, c, trial);
+    impl_->apply_layers(layer + 1, layers.size(), trial, *this);
+    impl_->fill_unset(trial);
+    try {
+      result.artifact = impl_->compile(signature_, target, config_options, std::span<const Arg>(args));
+    } catch (const CompileError& e) {
+      result.error = e.what();
+    }
+    out.push_back(std::move(result));
+  }
+  return out;
+}
+
+void JitFunction::set_heuristic(std::string_view name, std::function<Arg(const BoundArgs&)> heuristic) {
+  std::size_t memo = 0;
+  for (const auto& layer : impl_->kernel.layers) {
+    for (const auto& h : layer.heuristic_names) {
+      if (h == name) {
+        impl_->cpp_heuristics[memo] = std::move(heuristic);
+        return;
+      }
+      ++memo;
+    }
+  }
+  detail::raise<ArgumentError>({signature_.name}, "has no heuristic for '" + std::string(name) + "'");
+}
+
+std::shared_ptr<const Artifact> JitFunction::Impl::compile(const KernelSignature& sig, const Target& target,
+                                                           const CompileOptions& options, std::span<const Arg> args) {
   std::array<Arg, detail::kMaxParams> bound;
-  detail::bind_arguments(sig, impl_->kernel.defaults, args, bound.data());
-  Specialization spec = specialize_packed(std::span<const Arg>(bound.data(), sig.params.size()));
+  detail::bind_arguments(sig, kernel.defaults, args, bound.data());
+  Specialization spec = specialize(sig, std::span<const Arg>(bound.data(), sig.params.size()));
   std::vector<detail::CompileParam> params(sig.params.size());
   for (std::size_t i = 0; i < params.size(); ++i) {
     params[i].type = spec.params[i].type;
@@ -104,11 +184,11 @@ std::shared_ptr<const Artifact> JitFunction::compile_packed(const Target& target
   std::shared_future<std::shared_ptr<const Artifact>> future;
   bool owner = false;
   {
-    std::lock_guard lock(impl_->compile_mutex);
-    auto it = impl_->compiled.find(key);
-    if (it == impl_->compiled.end()) {
+    std::lock_guard lock(compile_mutex);
+    auto it = compiled.find(key);
+    if (it == compiled.end()) {
       future = promise.get_future().share();
-      impl_->compiled.emplace(key, future);
+      compiled.emplace(key, future);
       owner = true;
     } else {
       future = it->second;
@@ -116,15 +196,14 @@ std::shared_ptr<const Artifact> JitFunction::compile_packed(const Target& target
   }
   if (owner) {
     try {
-      auto artifact = std::make_shared<Artifact>(
-          detail::compile(impl_->kernel, target, options, params));
+      auto artifact = std::make_shared<Artifact>(detail::compile(kernel, target, options, params));
       artifact->specialization = std::move(spec);
       promise.set_value(std::move(artifact));
     } catch (...) {
       // A failed compilation is not cached: the next call tries again, as Triton does.
       {
-        std::lock_guard lock(impl_->compile_mutex);
-        impl_->compiled.erase(key);
+        std::lock_guard lock(compile_mutex);
+        compiled.erase(key);
       }
       promise.set_exception(std::current_exception());
     }

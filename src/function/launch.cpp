@@ -1,20 +1,40 @@
 // JitFunction's launch path. The cache hit, in launch_packed, is this file's first screen:
 // specialize and pack in one pass, find the context's entry without a lock, launch. A miss
-// goes out of line to Impl::load.
+// goes out of line to Impl::load; a decorated kernel resolves its decorators first.
 
 #include "common/errors.h"
+#include "function/decorators.h"
 #include "function/jit_function_impl.h"
 #include "launch/launcher.h"
 
 namespace tritonrt {
 
 void JitFunction::launch_packed(const LaunchConfig& config, std::span<const Arg> given) {
+  if (!impl_->kernel.layers.empty()) [[unlikely]] return launch_decorated(config, given);
   detail::CallFrame call;
   const detail::OptionsKey options(config.options);
   impl_->prepare(signature_, given, options, call);
   const CUcontext ctx = detail::launch_context(config.stream);
   const detail::CacheEntry* entry = impl_->find(ctx, options, call);
-  if (entry == nullptr) [[unlikely]] entry = &impl_->load(*this, config, ctx, options, call);
+  if (entry == nullptr) [[unlikely]] entry = &impl_->load(*this, config.options, ctx, options, call);
+  const Grid grid = config.grid_fn ? config.grid_fn(BoundArgs(signature_, call.args)) : config.grid;
+  detail::launch_kernel(entry->kernel, call.context->device, grid, call.kernel_params, call.kernel_param_count,
+                        config.stream, signature_.name);
+}
+
+// The same, after the decorators (autotune, heuristics) chose the values they set.
+void JitFunction::launch_decorated(const LaunchConfig& config, std::span<const Arg> given) {
+  detail::CallFrame call;
+  const CUcontext ctx = detail::launch_context(config.stream);
+  detail::ContextKernels& context = impl_->context_for(ctx);
+  CompileOptions resolved = config.options;
+  Impl::Resolution r(call.bound(), resolved, *context.decorators, &context);
+  r.launch = &config;
+  impl_->resolve(given, r, *this);
+  const detail::OptionsKey options(resolved);
+  impl_->prepare(signature_, std::span<const Arg>(call.bound(), impl_->param_count), options, call);
+  const detail::CacheEntry* entry = impl_->find(ctx, options, call);
+  if (entry == nullptr) [[unlikely]] entry = &impl_->load(*this, resolved, ctx, options, call);
   const Grid grid = config.grid_fn ? config.grid_fn(BoundArgs(signature_, call.args)) : config.grid;
   detail::launch_kernel(entry->kernel, call.context->device, grid, call.kernel_params, call.kernel_param_count,
                         config.stream, signature_.name);
@@ -22,38 +42,54 @@ void JitFunction::launch_packed(const LaunchConfig& config, std::span<const Arg>
 
 std::shared_ptr<const Artifact> JitFunction::artifact_for_packed(const LaunchConfig& config, std::span<const Arg> given) {
   detail::CallFrame call;
-  const detail::OptionsKey options(config.options);
-  impl_->prepare(signature_, given, options, call);
   const CUcontext ctx = detail::launch_context(config.stream);
+  CompileOptions resolved = config.options;
+  std::span<const Arg> args = given;
+  if (!impl_->kernel.layers.empty()) {
+    detail::ContextKernels& context = impl_->context_for(ctx);
+    Impl::Resolution r(call.bound(), resolved, *context.decorators, &context);
+    r.launch = &config;
+    impl_->resolve(given, r, *this);
+    args = std::span<const Arg>(call.bound(), impl_->param_count);
+  }
+  const detail::OptionsKey options(resolved);
+  impl_->prepare(signature_, args, options, call);
   const detail::CacheEntry* entry = impl_->find(ctx, options, call);
-  if (entry == nullptr) entry = &impl_->load(*this, config, ctx, options, call);
+  if (entry == nullptr) entry = &impl_->load(*this, resolved, ctx, options, call);
   return entry->kernel.artifact;
 }
 
-const detail::CacheEntry& JitFunction::Impl::load(JitFunction& fn, const LaunchConfig& config, CUcontext ctx,
-                                                  const detail::OptionsKey& options, detail::CallFrame& call) {
+detail::ContextKernels& JitFunction::Impl::context_for(CUcontext ctx) {
+  detail::ContextKernels* c = contexts.load(std::memory_order_acquire);
+  while (c != nullptr && c->device.context != ctx) c = c->next;
+  if (c != nullptr) [[likely]] return *c;
+  // First launch in this context: describe it (another thread may have meanwhile).
+  detail::GilReleased unlocked;
+  std::lock_guard lock(launch_mutex);
+  for (c = contexts.load(std::memory_order_relaxed); c != nullptr; c = c->next) {
+    if (c->device.context == ctx) return *c;
+  }
+  auto created = std::make_unique<detail::ContextKernels>();
+  created->device = detail::DeviceContext::describe(ctx);
+  if (!kernel.layers.empty()) created->decorators = std::make_unique<detail::DecoratorState>(kernel);
+  created->next = contexts.load(std::memory_order_relaxed);
+  c = created.get();
+  owned_contexts.push_back(std::move(created));
+  contexts.store(c, std::memory_order_release);
+  return *c;
+}
+
+const detail::CacheEntry& JitFunction::Impl::load(JitFunction& fn, const CompileOptions& options, CUcontext ctx,
+                                                  const detail::OptionsKey& key, detail::CallFrame& call) {
+  if (call.context == nullptr) call.context = &context_for(ctx);
   detail::GilReleased unlocked;  // the compile may need the GIL another thread waits here with
   std::lock_guard lock(launch_mutex);
-  if (call.context == nullptr) {
-    // First launch in this context: describe it (another thread may have meanwhile).
-    detail::ContextKernels* c = contexts.load(std::memory_order_relaxed);
-    while (c != nullptr && c->device.context != ctx) c = c->next;
-    if (c == nullptr) {
-      auto created = std::make_unique<detail::ContextKernels>();
-      created->device = detail::DeviceContext::describe(ctx);
-      created->next = contexts.load(std::memory_order_relaxed);
-      c = created.get();
-      owned_contexts.push_back(std::move(created));
-      contexts.store(c, std::memory_order_release);
-    }
-    call.context = c;
-  }
   const auto codes = detail::padded_codes(call.codes, param_count);
-  if (const auto* hit = call.context->table.find(call.hash, codes, call.args, options)) return *hit;
-  auto artifact = fn.compile_packed(call.context->device.target, config.options, call.args);
+  if (const auto* hit = call.context->table.find(call.hash, codes, call.args, key)) return *hit;
+  auto artifact = compile(fn.signature_, call.context->device.target, options, call.args);
   auto loaded = detail::load_function(call.context->device, std::move(artifact), fn.signature_.name);
   return call.context->table.insert(
-      std::make_unique<detail::CacheEntry>(call.hash, codes, call.args, options, std::move(loaded)));
+      std::make_unique<detail::CacheEntry>(call.hash, codes, call.args, key, std::move(loaded)));
 }
 
 }  // namespace tritonrt

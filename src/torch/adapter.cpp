@@ -42,9 +42,29 @@ class CachingScratchAllocator final : public ScratchAllocator {
   }
 };
 
-// Installed when the adapter is loaded, so every launch in a torch process uses torch's pool.
-[[maybe_unused]] const bool kScratchInstalled = [] {
+// What Python code around a kernel reads of a tensor argument: sizes, strides, device and
+// the bytes from its first element to one past its last.
+void inspect_tensor(const void* object, TensorShape& shape) {
+  const auto& t = *static_cast<const at::Tensor*>(object);
+  shape.device = t.device().index();
+  if (t.dim() > TensorShape::kMaxDims) return;  // dims stays -1: unknown
+  shape.dims = static_cast<int>(t.dim());
+  std::int64_t last = 0;
+  bool empty = false;
+  for (int d = 0; d < shape.dims; ++d) {
+    shape.sizes[d] = t.size(d);
+    shape.strides[d] = t.stride(d);
+    empty = empty || t.size(d) == 0;
+    last += (t.size(d) - 1) * t.stride(d);
+  }
+  shape.bytes = empty ? 0 : static_cast<std::size_t>(last + 1) * t.element_size();
+}
+
+// Installed when the adapter is loaded, so every launch in a torch process uses torch's pool
+// and decorators see tensors as tensors.
+[[maybe_unused]] const bool kInstalled = [] {
   set_scratch_allocator(std::make_shared<CachingScratchAllocator>());
+  set_tensor_inspector(&inspect_tensor);
   return true;
 }();
 

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <pybind11/embed.h>
+#include <pybind11/stl.h>
 
 #include <string>
+#include <vector>
 
 #include "tritonrt/tritonrt.h"
 
@@ -32,6 +34,7 @@ inline pybind11::object python_args(const std::string& expr) {
   py::dict scope;
   scope["P"] = reference_module().attr("HostPointer");
   scope["tl"] = py::module_::import("triton.language");
+  if (expr.find("torch.") != std::string::npos) scope["torch"] = py::module_::import("torch");
   return py::eval(expr, scope);
 }
 
@@ -48,6 +51,35 @@ inline std::string reference_hash(const std::string& source, const std::string& 
   const pybind11::dict kwargs = options ? *options : pybind11::dict();
   return reference_module().attr("compiled_hash")(kernel_object(source, name), python_args(args), target,
                                                   **kwargs).cast<std::string>();
+}
+
+}  // namespace tritonrt::test
+
+namespace tritonrt::test {
+
+// The object bound to `name` in `source` as tritonrt imported it, decorators included.
+inline pybind11::object decorated_object(const std::string& source, const std::string& name) {
+  return pybind11::module_::import("_tritonrt_bridge").attr("_import")(source).attr(name.c_str());
+}
+
+// Triton's own run of a decorated kernel (triton_reference.decorated_run): the hash of the
+// kernel it compiles, and the configs it benchmarked. `fastest`, when set, names the config
+// (by index) Triton's tuner is told ran fastest.
+struct DecoratedRun {
+  std::string hash;
+  std::vector<std::string> benchmarked;
+};
+
+inline DecoratedRun triton_decorated_run(const std::string& source, const std::string& name, const std::string& args,
+                                         int fastest = -1, const std::string& target = "cuda:90") {
+  namespace py = pybind11;
+  py::gil_scoped_acquire gil;
+  const py::object obj = decorated_object(source, name);
+  const py::object ref = reference_module();
+  ref.attr("forget_tuning")(obj);
+  const py::object fastest_index = fastest >= 0 ? py::object(py::int_(fastest)) : py::object(py::none());
+  const py::tuple result = ref.attr("decorated_run")(obj, python_args(args), target, fastest_index);
+  return {result[0].attr("hash").cast<std::string>(), result[1].cast<std::vector<std::string>>()};
 }
 
 }  // namespace tritonrt::test

@@ -44,7 +44,8 @@ TEST(Errors, NameNotFound) {
 }
 
 TEST(Errors, NotAJitFunction) {
-  EXPECT_ERROR(SourceError, JitFunction::get(kSig, "not_a_kernel"), "not_a_kernel", "not a @triton.jit function");
+  EXPECT_ERROR(SourceError, JitFunction::get(kSig, "not_a_kernel"), "not_a_kernel",
+               "is a function: neither a @triton.jit function nor a wrapper holding one in .fn");
 }
 
 TEST(Errors, SyntaxErrorInKernelFile) {
@@ -95,14 +96,12 @@ TEST(Errors, WrongKindForParameter) {
                "expected a device pointer for type *fp16, got an integer");
 }
 
-TEST(Errors, AutotunedConstexprMustBePassedForNow) {
+TEST(Errors, AutotunedKernelsTuneOnAGpuOnly) {
   auto& fn = JitFunction::get(kSig, "tuned");
-  EXPECT_TRUE(fn.signature().autotuned);
-  EXPECT_EQ(fn.signature().autotune_configs, 2u);
-  EXPECT_ERROR(ArgumentError, fn.specialize(fptr(16), 100), "parameter 'BLOCK'", "autotune");
-  auto& h = JitFunction::get(kSig, "heuristic");
-  ASSERT_EQ(h.signature().heuristic_params.size(), 1u);
-  EXPECT_ERROR(ArgumentError, h.specialize(fptr(16), 100), "parameter 'EVEN'", "heuristics");
+  ASSERT_EQ(fn.signature().decorators.size(), 1u);
+  EXPECT_EQ(fn.signature().decorators[0].configs, 2u);
+  EXPECT_ERROR(ArgumentError, fn.specialize(fptr(16), 100), "'tuned'", "autotuned", "compile_configs");
+  EXPECT_ERROR(ArgumentError, fn.specialize(fptr(16), 100, 64), "'tuned'", "takes 2 arguments (its decorators set 1 more)");
 }
 
 TEST(Errors, TritonCompileErrorIsCarriedThrough) {

@@ -231,9 +231,12 @@ def test_signature_shows_annotations_and_specialization_opt_outs(run):
     assert unspecialized["q"] == []
 
 
-def test_signature_mentions_autotune_configs(run):
+def test_signature_lists_the_decorators_and_what_they_set(run):
     out = run("signature", f"{SIGNATURES}:tuned").stdout
-    assert re.search(r"^autotune\s+2 configs", out, re.M)
+    assert re.search(r"^decorator\s+Autotuner\s+autotune: 2 configs, key n$", out, re.M)
+    assert re.search(r"^\s+2\s+BLOCK\s+constexpr\s+set by a decorator$", out, re.M)
+    out = run("signature", f"{SIGNATURES}:heuristic").stdout
+    assert re.search(r"^decorator\s+Heuristics\s+heuristics for EVEN$", out, re.M)
 
 
 # --- errors: a non-zero exit and a message that says what is wrong -----------------------------

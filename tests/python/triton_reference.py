@@ -67,3 +67,64 @@ def specialization(fn, args, target="cuda:90"):
 def compiled_hash(fn, args, target="cuda:90", **options):
     """Triton's cache hash for the kernel `fn[grid](*args, **options)` would compile."""
     return _with_target(fn, target, lambda: fn.warmup(*args, grid=(1, ), **options).hash)
+
+
+def jit_function(obj):
+    """The JITFunction under a stack of decorators (each holds the next in `.fn`)."""
+    from triton.runtime.jit import JITFunction
+    while not isinstance(obj, JITFunction):
+        obj = obj.fn
+    return obj
+
+
+def decorated_run(obj, args, target="cuda:90", fastest=None, kwargs=None):
+    """Triton's own run of a decorated kernel in warm-up mode (compile, no launch): its
+    heuristics, its autotuners (a GPU's timings replaced: every config takes 2 ms, the one at
+    index `fastest` 1 ms; Triton's choice, pruning and disk cache are its own) and
+    JITFunction.run. Returns (the compiled kernel, the configs benchmarked as str(config))."""
+    from triton.runtime.autotuner import Autotuner
+    benchmarked = []
+
+    def bench(self, *_args, config, **_meta):
+        benchmarked.append(str(config))
+        t = 1.0 if fastest is not None and config is self.configs[fastest] else 2.0
+        return [t, t, t]
+
+    original = Autotuner._bench
+    Autotuner._bench = bench
+    try:
+        kernel = _with_target(jit_function(obj), target,
+                              lambda: obj.run(*args, grid=(1, ), warmup=True, **(kwargs or {})))
+    finally:
+        Autotuner._bench = original
+    return kernel, benchmarked
+
+
+def forget_tuning(obj):
+    """Clears what the Autotuners of a decorated kernel remember, so the next run tunes again."""
+    from triton.runtime.autotuner import Autotuner
+    while hasattr(obj, "fn"):
+        if isinstance(obj, Autotuner):
+            obj.cache.clear()
+        obj = obj.fn
+
+
+def triton_tune(obj, args, grid, **kwargs):
+    """Triton's own tuning of a decorated kernel on the GPU, its disk cache off (so that it
+    measures): ({str(config): median ms}, str(the config it chose))."""
+    from triton.runtime.autotuner import Autotuner
+    tuners = []
+    node = obj
+    while hasattr(node, "fn"):
+        if isinstance(node, Autotuner):
+            tuners.append((node, node.cache_results))
+            node.cache_results = False
+            node.cache.clear()
+        node = node.fn
+    try:
+        obj[grid](*args, **kwargs)
+    finally:
+        for tuner, persist in tuners:
+            tuner.cache_results = persist
+    tuner = tuners[0][0]
+    return {str(c): t[0] for c, t in tuner.configs_timings.items()}, str(tuner.best_config)

@@ -132,5 +132,34 @@ TEST(Adapter, DeviceScopeNeedsADeviceIndex) {
             "tritonrt: DeviceScope needs a CUDA device index, got -1");
 }
 
+TEST(Adapter, HeuristicsSeeTensorsAsTorchTensors) {
+  const std::string library = kKernels + "/library_style.py";
+  const Target hopper = Target::parse("cuda:90");
+  // The dtype compared with torch's dtypes, and its str() ("torch.float16").
+  auto& square = JitFunction::get(library, "dtype_heuristic_square");
+  for (const auto& [dtype, name] : {std::pair{ScalarType::Half, "float16"}, std::pair{ScalarType::Float, "float32"}}) {
+    const at::Tensor x = at::empty({1000}, at::TensorOptions().dtype(dtype));
+    const at::Tensor out = at::empty({1000}, at::TensorOptions().dtype(dtype));
+    const std::string tensor = std::string("torch.empty(1000, dtype=torch.") + name + ")";
+    EXPECT_EQ(square.compile(hopper, {}, x, out, 1000)->metadata.hash,
+              triton_decorated_run(library, "dtype_heuristic_square", "[" + tensor + ", " + tensor + ", 1000]").hash)
+        << name;
+  }
+  // Shapes and strides: a row-major tensor and a transposed one.
+  auto& copy = JitFunction::get(library, "strided_copy_2d");
+  const at::Tensor rows = at::empty({64, 300});
+  const at::Tensor transposed = at::empty({300, 64}).t();
+  const at::Tensor out = at::empty({64, 300});
+  for (const auto& [x, python] : {std::pair{rows, std::string("torch.empty(64, 300)")},
+                                  std::pair{transposed, std::string("torch.empty(300, 64).t()")}}) {
+    EXPECT_EQ(copy.compile(hopper, {}, x, out, 64, 300, x.stride(0), x.stride(1), out.stride(0))->metadata.hash,
+              triton_decorated_run(library, "strided_copy_2d",
+                                   "[" + python + ", torch.empty(64, 300), 64, 300, " + std::to_string(x.stride(0)) +
+                                       ", " + std::to_string(x.stride(1)) + ", 300]")
+                  .hash)
+        << python;
+  }
+}
+
 }  // namespace
 }  // namespace tritonrt::test

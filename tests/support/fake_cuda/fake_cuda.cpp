@@ -124,6 +124,7 @@ struct State {
   std::map<std::uintptr_t, std::size_t> allocations;
   std::unordered_map<std::string, double> durations;  // nodes are stable: functions point into them
   double default_duration_us = kDefaultKernelUs;
+  double program_cost_us = 0;  // added per program of a launch's grid
   int max_threads = kMaxThreadsPerBlock;
   bool recording = true;
   FakeCudaStats stats{};
@@ -374,14 +375,18 @@ CUresult check_shape(const Function& f, const LaunchShape& s) {
   return CUDA_SUCCESS;
 }
 
-double duration_us(const Function& f) { return *f.duration_us >= 0 ? *f.duration_us : g.default_duration_us; }
+// The kernel's fixed time, plus the per-program cost for each program of the grid.
+double duration_us(const Function& f, const unsigned* grid) {
+  const double fixed = *f.duration_us >= 0 ? *f.duration_us : g.default_duration_us;
+  return fixed + g.program_cost_us * static_cast<double>(grid[0]) * grid[1] * grid[2];
+}
 
 // Runs a launch on its stream's clock; returns its record (a copy of `captured` for a graph
 // replay), or nullptr when recording is off (caller holds the mutex).
-FakeCudaLaunch* run(const FakeCudaLaunch* captured, const Function& f, Stream& s) {
+FakeCudaLaunch* run(const FakeCudaLaunch* captured, const Function& f, Stream& s, const unsigned* grid) {
   const std::uint64_t sequence = ++g.stats.launches;
   const double start = s.clock_us;
-  s.clock_us += duration_us(f);
+  s.clock_us += duration_us(f, grid);
   if (!g.recording) return nullptr;
   FakeCudaLaunch* record = &g.ring[g.recorded++ % FAKE_CUDA_RING_SIZE];
   if (captured != nullptr) *record = *captured;
@@ -430,7 +435,7 @@ CUresult launch(CUfunction handle, const LaunchShape& shape, CUstream stream, vo
     ++g.stats.captured_launches;
     record = &s->capture->launches.emplace_back();
   } else {
-    record = run(nullptr, *f, *s);
+    record = run(nullptr, *f, *s, shape.grid);
   }
   if (record != nullptr) fill_record(*record, *f, shape, stream, s->ctx, params);
   return CUDA_SUCCESS;
@@ -776,7 +781,7 @@ CUresult fake_graph_launch(CUgraphExec exec, CUstream stream) {
     if (s->ctx != f->module->ctx) return CUDA_ERROR_INVALID_HANDLE;
   }
   for (const FakeCudaLaunch& node : graph->launches) {
-    if (FakeCudaLaunch* record = run(&node, *static_cast<const Function*>(node.function), *s)) {
+    if (FakeCudaLaunch* record = run(&node, *static_cast<const Function*>(node.function), *s, node.grid)) {
       record->stream = stream;
       record->from_graph = 1;
     }
@@ -1152,7 +1157,13 @@ FAKE_CUDA_EXPORT void fake_cuda_reset(void) {
   g.recording = true;
   g.max_threads = g.env_max_threads;
   g.default_duration_us = kDefaultKernelUs;
+  g.program_cost_us = 0;
   for (auto& [name, us] : g.durations) us = -1.0;
+}
+
+FAKE_CUDA_EXPORT void fake_cuda_set_program_cost_us(double microseconds) {
+  std::lock_guard lock(g.mutex);
+  g.program_cost_us = microseconds;
 }
 
 FAKE_CUDA_EXPORT void fake_cuda_set_kernel_duration_us(const char* kernel, double microseconds) {

@@ -61,6 +61,9 @@ void fake_cuda_reset(void);
 /* Simulated run time of a kernel (by symbol name; NULL sets the default, 1 us), which
  * advances its stream's clock and so what events measure. */
 void fake_cuda_set_kernel_duration_us(const char* kernel, double microseconds);
+/* Time added per program of a launch's grid (default 0): configs that launch fewer programs
+ * measure faster, so an autotuner's choice can be predicted. */
+void fake_cuda_set_program_cost_us(double microseconds);
 /* What cuFuncGetAttribute(MAX_THREADS_PER_BLOCK) answers and launches are held to;
  * 0 restores the default (TRITONRT_FAKE_CUDA_MAX_THREADS, else 1024). */
 void fake_cuda_set_max_threads_per_block(int threads);
@@ -75,6 +78,7 @@ typedef struct FakeCudaApi {
   void (*set_kernel_duration_us)(const char*, double);
   void (*set_max_threads_per_block)(int);
   void (*set_recording)(int);
+  void (*set_program_cost_us)(double);
 } FakeCudaApi;
 
 /* Fills `api`; returns 0 when no libcuda is loaded yet (nothing called the driver) or the
@@ -88,9 +92,10 @@ static inline int fake_cuda_api(FakeCudaApi* api) {
   api->set_kernel_duration_us = (void (*)(const char*, double))dlsym(lib, "fake_cuda_set_kernel_duration_us");
   api->set_max_threads_per_block = (void (*)(int))dlsym(lib, "fake_cuda_set_max_threads_per_block");
   api->set_recording = (void (*)(int))dlsym(lib, "fake_cuda_set_recording");
+  api->set_program_cost_us = (void (*)(double))dlsym(lib, "fake_cuda_set_program_cost_us");
   dlclose(lib); /* only drops the reference NOLOAD took: the driver's own handle keeps it loaded */
   return api->get_stats && api->last_launches && api->reset && api->set_kernel_duration_us &&
-         api->set_max_threads_per_block && api->set_recording;
+         api->set_max_threads_per_block && api->set_recording && api->set_program_cost_us;
 }
 
 /* The bytes of parameter `i` of a recorded launch (param_size[i] of them). */

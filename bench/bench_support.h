@@ -1,0 +1,79 @@
+// What the benchmark programs share: statistics over samples, the device's name, a timestamp,
+// and the Python side (bench/triton_launch.py) run in the program's own interpreter.
+#pragma once
+
+#include <dlfcn.h>
+#include <pybind11/embed.h>
+
+#include <algorithm>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "test_driver.h"
+
+namespace tritonrt::bench {
+
+using Driver = test::TestDriver;
+#define CHECK_CU(call) TRITONRT_CU_CHECK(Driver::get(), call, "benchmark")
+
+constexpr int kReps = 200;      // repetitions; the median of their per-launch times is reported
+constexpr int kPerRep = 500;    // back-to-back launches per repetition (well below the queue depth)
+constexpr int kWarmupReps = 3;  // untimed repetitions first
+inline const std::string kBenchDir = TRITONRT_BENCH_DIR;
+inline const std::string kKernels = kBenchDir + "/kernels.py";
+
+struct Stats {
+  double median = 0, p10 = 0, p90 = 0;
+};
+
+inline Stats summarize(std::vector<double> samples) {
+  std::sort(samples.begin(), samples.end());
+  auto at = [&](double q) { return samples[static_cast<std::size_t>(q * (samples.size() - 1) + 0.5)]; };
+  const std::size_t n = samples.size();
+  const double median = n % 2 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
+  return {median, at(0.1), at(0.9)};
+}
+
+// Name and version of the device and driver, read from libcuda directly (not in tritonrt's table).
+inline std::string device_name(CUdevice device) {
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  using GetName = CUresult (*)(char*, int, CUdevice);
+  auto get_name = lib ? reinterpret_cast<GetName>(dlsym(lib, "cuDeviceGetName")) : nullptr;
+  char name[256] = "unknown";
+  if (get_name == nullptr || get_name(name, sizeof name, device) != CUDA_SUCCESS) std::strcpy(name, "unknown");
+  return name;
+}
+inline int driver_version() {
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  using GetVersion = CUresult (*)(int*);
+  auto get_version = lib ? reinterpret_cast<GetVersion>(dlsym(lib, "cuDriverGetVersion")) : nullptr;
+  int version = 0;
+  if (get_version != nullptr) (void)get_version(&version);
+  return version;
+}
+
+inline std::string utc_timestamp() {
+  const std::time_t now = std::time(nullptr);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return text;
+}
+
+// bench/triton_launch.py, executed in this process's interpreter: its functions by name.
+inline pybind11::dict triton_side() {
+  namespace py = pybind11;
+  py::dict scope;
+  scope["__name__"] = "triton_launch";
+  scope["__file__"] = kBenchDir + "/triton_launch.py";
+  std::ifstream file(kBenchDir + "/triton_launch.py");
+  std::stringstream source;
+  source << file.rdbuf();
+  py::exec(source.str(), scope);
+  return scope;
+}
+
+}  // namespace tritonrt::bench

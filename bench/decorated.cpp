@@ -1,0 +1,147 @@
+// Host time per call of a decorated kernel on a cache hit: bench/kernels.py's `scale` launched
+// with its constexprs passed, autotuned (`tuned_scale`, its tuning done) and with its block
+// from a heuristic (`heuristic_scale`), through tritonrt and through Triton's Python.
+//
+//     tritonrt_bench_decorated [results.json]   (default: bench/results/decorated.json)
+//
+// The autotuned and heuristic launches run the very kernel the explicit launch runs (same
+// config), so the difference is what resolving the decorators costs.
+
+#include <pybind11/embed.h>
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "bench_support.h"
+#include "tritonrt/tritonrt.h"
+
+namespace {
+
+namespace py = pybind11;
+using namespace tritonrt::bench;
+
+constexpr int kN = 4096;  // four programs: the GPU keeps up with the launches being timed
+
+int run(const std::string& output) {
+  auto& d = Driver::get();
+  int devices = 0;
+  CHECK_CU(cuDeviceGetCount(&devices));
+  if (devices == 0) {
+    std::printf("no GPU: the CUDA driver reports no device; nothing to measure\n");
+    return 0;
+  }
+  CUdevice device = 0;
+  CUcontext ctx = nullptr;
+  CHECK_CU(cuDeviceGet(&device, 0));
+  CHECK_CU(cuDevicePrimaryCtxRetain(&ctx, device));
+  CHECK_CU(cuCtxSetCurrent(ctx));
+  CUstream stream = nullptr;
+  CHECK_CU(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+  CUdeviceptr x = 0, out = 0;
+  CHECK_CU(cuMemAlloc(&x, 4 * kN));
+  CHECK_CU(cuMemAlloc(&out, 4 * kN));
+  CHECK_CU(cuMemsetD8(x, 0, 4 * kN));
+  const tritonrt::DevicePtr xp{reinterpret_cast<const void*>(x), tritonrt::DType::fp32, 4 * kN};
+  const tritonrt::DevicePtr outp{reinterpret_cast<const void*>(out), tritonrt::DType::fp32, 4 * kN};
+
+  auto& scale = tritonrt::JitFunction::get(kKernels, "scale");
+  auto& tuned = tritonrt::JitFunction::get(kKernels, "tuned_scale");
+  auto& heuristic = tritonrt::JitFunction::get(kKernels, "heuristic_scale");
+  const tritonrt::LaunchConfig config{
+      .grid_fn = [](const tritonrt::BoundArgs& a) { return tritonrt::Grid{tritonrt::cdiv(kN, a.integer("BLOCK"))}; },
+      .stream = stream};
+  tuned(config, xp, outp, kN, 2.0f);  // tunes: every later call is a hit
+  const int stages = tuned.artifact_for(config, xp, outp, kN, 2.0f)->metadata.num_stages;
+  tritonrt::LaunchConfig explicit_config = config;
+  explicit_config.options = {.num_warps = 4, .num_stages = stages};
+  scale(explicit_config, xp, outp, kN, 2.0f, 1024);
+  heuristic(config, xp, outp, kN, 2.0f);
+  CHECK_CU(cuStreamSynchronize(stream));
+
+  std::printf("measuring C++ calls: %d repetitions of %d calls each...\n", kReps, kPerRep);
+  std::vector<double> samples[3];
+  for (int rep = 0; rep < kWarmupReps + kReps; ++rep) {
+    for (int which = 0; which < 3; ++which) {
+      CHECK_CU(cuStreamSynchronize(stream));
+      const auto start = std::chrono::steady_clock::now();
+      for (int i = 0; i < kPerRep; ++i) {
+        if (which == 0) scale(explicit_config, xp, outp, kN, 2.0f, 1024);
+        if (which == 1) tuned(config, xp, outp, kN, 2.0f);
+        if (which == 2) heuristic(config, xp, outp, kN, 2.0f);
+      }
+      const auto stop = std::chrono::steady_clock::now();
+      if (rep >= kWarmupReps) samples[which].push_back(std::chrono::duration<double, std::micro>(stop - start).count() / kPerRep);
+    }
+  }
+  CHECK_CU(cuStreamSynchronize(stream));
+  std::vector<std::pair<std::string, Stats>> rows = {{"tritonrt, constexprs passed", summarize(samples[0])},
+                                                     {"tritonrt, @triton.autotune (hit)", summarize(samples[1])},
+                                                     {"tritonrt, @triton.heuristics (hit)", summarize(samples[2])}};
+  nlohmann::json info = {{"device", device_name(device)},
+                         {"driver_version", driver_version()},
+                         {"timestamp", utc_timestamp()},
+                         {"repetitions", kReps},
+                         {"calls_per_repetition", kPerRep},
+                         {"statistic", "median over repetitions of host microseconds per call"}};
+  {
+    std::printf("measuring Triton's Python calls...\n");
+    py::gil_scoped_acquire gil;
+    try {
+      py::dict side = triton_side();
+      py::object module = py::module_::import("_tritonrt_bridge").attr("_import")(kKernels);
+      const auto times = side["measure_decorated"](module, reinterpret_cast<std::uintptr_t>(stream), kN, stages, kReps,
+                                                   kPerRep)
+                             .cast<std::map<std::string, std::vector<double>>>();
+      rows.push_back({"Triton, constexprs passed", summarize(times.at("explicit"))});
+      rows.push_back({"Triton, @triton.autotune", summarize(times.at("autotuned"))});
+      rows.push_back({"Triton, @triton.heuristics", summarize(times.at("heuristics"))});
+    } catch (py::error_already_set& e) {
+      info["python_error"] = std::string(e.what());
+      std::printf("Triton's Python calls were not measured: %s\n", e.what());
+    }
+  }
+  const double base = rows[0].second.median;
+  std::printf("\nhost time per call on %s (cache hit; median of %d x %d calls)\n\n", device_name(device).c_str(), kReps,
+              kPerRep);
+  std::printf("%-38s %12s %10s %10s %22s\n", "call", "median us", "p10 us", "p90 us", "x tritonrt constexprs");
+  nlohmann::json results = nlohmann::json::array();
+  for (const auto& [name, s] : rows) {
+    std::printf("%-38s %12.3f %10.3f %10.3f %22.3f\n", name.c_str(), s.median, s.p10, s.p90, s.median / base);
+    results.push_back({{"call", name}, {"median_us", s.median}, {"p10_us", s.p10}, {"p90_us", s.p90},
+                       {"ratio_to_tritonrt_constexprs", s.median / base}});
+  }
+  info["results"] = results;
+  const std::filesystem::path path(output);
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path) << info.dump(2) << "\n";
+  std::printf("\nresults written to %s\n", path.c_str());
+  (void)d.cuMemFree(x);
+  (void)d.cuMemFree(out);
+  (void)d.cuStreamDestroy(stream);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string output = argc > 1 ? argv[1] : kBenchDir + "/results/decorated.json";
+  try {
+    (void)Driver::get();
+  } catch (const tritonrt::DriverError& e) {
+    std::printf("no GPU here, nothing to measure: %s\n", e.what());
+    return 0;
+  }
+  try {
+    return run(output);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "benchmark failed: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,183 @@
+// Decorated kernels as their libraries write them (tests/kernels/library_style.py): the
+// decorator chain as recorded, heuristics' values and the kernels they lead to, memoization,
+// pruning and each autotune config's kernel, all checked against Triton's own run of the same
+// decorated object (tests/python/triton_reference.py). Tuning itself: test_tuning.cpp.
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "reference.h"
+
+namespace tritonrt::test {
+namespace {
+
+namespace py = pybind11;
+
+const std::string kLibrary = kKernels + "/library_style.py";
+const std::string kCases = kKernels + "/decorator_cases.py";
+float* fptr(std::uintptr_t a) { return reinterpret_cast<float*>(a); }
+DevicePtr half_ptr(std::uintptr_t a) { return DevicePtr{reinterpret_cast<const void*>(a), DType::fp16}; }
+
+using Kind = Decorator::Kind;
+
+// "LibEntry:wrapper Autotuner:autotune(3; n)" for a kernel's decorators, outermost first.
+std::string chain(const JitFunction& fn) {
+  std::string text;
+  for (const auto& d : fn.signature().decorators) {
+    text += (text.empty() ? "" : " ") + d.type + ":";
+    text += d.kind == Kind::autotune ? "autotune(" + std::to_string(d.configs) + ";" : d.kind == Kind::heuristics ? "heuristics(" : "wrapper";
+    for (const auto& name : d.names) text += " " + name;
+    if (d.kind != Kind::wrapper) text += ")";
+  }
+  return text;
+}
+
+TEST(Decorators, ChainsAreRecordedOutermostFirst) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"entry_autotuned_add", "LibEntry:wrapper Autotuner:autotune(3; n)"},
+      {"entry_libtuner_axpby", "LibEntry:wrapper SizePrunedTuner:autotune(3; n)"},
+      {"entry_heuristic_scale", "LibEntry:wrapper Heuristics:heuristics( BLOCK EVEN)"},
+      {"tuned_then_heuristic_copy", "Autotuner:autotune(3; n) Heuristics:heuristics( EVEN_N)"},
+      {"heuristic_over_tuned_fill", "Heuristics:heuristics( HAS_BIAS) Autotuner:autotune(2; n)"},
+      {"stacked_heuristics_sum", "Heuristics:heuristics( BLOCK) Heuristics:heuristics( NEEDS_MASK)"},
+      {"entry_tuned_heuristic_rowsum",
+       "LibEntry:wrapper Autotuner:autotune(3; M N) Heuristics:heuristics( TILE_N ONE_TILE)"},
+  };
+  for (const auto& [name, expected] : cases) EXPECT_EQ(chain(JitFunction::get(kLibrary, name)), expected) << name;
+  // The call passes the parameters no decorator sets, in order.
+  const auto& params = JitFunction::get(kLibrary, "entry_tuned_heuristic_rowsum").signature().params;
+  std::string set;
+  for (const auto& p : params) set += p.set_by_decorator ? p.name + " " : "";
+  EXPECT_EQ(set, "TILE_M TILE_N ONE_TILE ");
+}
+
+TEST(Decorators, AWrapperWithoutFnIsASourceErrorNamingItsType) {
+  try {
+    JitFunction::get(kLibrary, "opaque_scale");
+    FAIL() << "no error";
+  } catch (const SourceError& e) {
+    EXPECT_NE(std::string(e.what()).find("is a OpaqueLauncher: neither a @triton.jit function nor a wrapper holding "
+                                         "one in .fn"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Decorators, HeuristicsLeadToTritonsKernel) {
+  const Target hopper = Target::parse("cuda:90");
+  auto& scale = JitFunction::get(kLibrary, "entry_heuristic_scale");
+  for (const int n : {1000, 4096, 1 << 22}) {
+    const auto artifact = scale.compile(hopper, {}, fptr(16), fptr(32), n, 0.5);
+    EXPECT_EQ(artifact->metadata.hash,
+              triton_decorated_run(kLibrary, "entry_heuristic_scale",
+                                   "[P(16,'float32'), P(32,'float32'), " + std::to_string(n) + ", 0.5]").hash)
+        << "n = " << n;
+  }
+  auto& summed = JitFunction::get(kLibrary, "stacked_heuristics_sum");
+  for (const int n : {100, 5000}) {
+    EXPECT_EQ(summed.compile(hopper, {}, fptr(16), fptr(32), n)->metadata.hash,
+              triton_decorated_run(kLibrary, "stacked_heuristics_sum",
+                                   "[P(16,'float32'), P(32,'float32'), " + std::to_string(n) + "]").hash)
+        << "n = " << n;
+  }
+  // A heuristic named num_warps sets the compile option, as JITFunction.run takes it.
+  auto& softmax = JitFunction::get(kLibrary, "chained_heuristics_softmax");
+  for (const auto& [cols, warps] : {std::pair{100, 4}, std::pair{5000, 16}}) {
+    const auto artifact = softmax.compile(hopper, {}, fptr(16), fptr(32), 64, 64, cols);
+    EXPECT_EQ(artifact->metadata.num_warps, warps);
+    EXPECT_EQ(artifact->metadata.hash,
+              triton_decorated_run(kLibrary, "chained_heuristics_softmax",
+                                   "[P(16,'float32'), P(32,'float32'), 64, 64, " + std::to_string(cols) + "]").hash);
+  }
+  EXPECT_NE(softmax.specialize(fptr(16), fptr(32), 64, 64, 5000).repr().find("('constexpr', 8192)"), std::string::npos);
+}
+
+std::map<std::string, int> heuristic_calls() {
+  py::gil_scoped_acquire gil;
+  return py::module_::import("builtins").attr("tritonrt_heuristic_calls").cast<std::map<std::string, int>>();
+}
+
+TEST(Decorators, AHeuristicRunsOncePerDistinctInputItReads) {
+  auto& fn = JitFunction::get(kCases, "counted");
+  const auto before = heuristic_calls();
+  auto calls = [&](const char* name) {
+    const auto now = heuristic_calls();
+    return (now.count(name) ? now.at(name) : 0) - (before.count(name) ? before.at(name) : 0);
+  };
+  for (int i = 0; i < 3; ++i) (void)fn.specialize(fptr(16), 100);
+  EXPECT_EQ(calls("BLOCK"), 1);   // reads n
+  EXPECT_EQ(calls("WIDE"), 1);    // reads the pointer's dtype
+  EXPECT_EQ(calls("COUNT"), 3);   // reads every argument: never memoized
+  (void)fn.specialize(fptr(48), 100);  // another address: nothing either heuristic read changed
+  EXPECT_EQ(calls("BLOCK"), 1);
+  EXPECT_EQ(calls("WIDE"), 1);
+  (void)fn.specialize(half_ptr(16), 100);  // another dtype: WIDE only
+  EXPECT_EQ(calls("BLOCK"), 1);
+  EXPECT_EQ(calls("WIDE"), 2);
+  const auto spec = fn.specialize(fptr(16), 5000);  // another n: BLOCK only
+  EXPECT_EQ(calls("BLOCK"), 2);
+  EXPECT_EQ(calls("WIDE"), 2);
+  EXPECT_EQ(spec.repr(), "[('*fp32', 'D'), ('i32', ''), ('constexpr', 1024), ('constexpr', True), ('constexpr', 4)]");
+  EXPECT_EQ(fn.specialize(half_ptr(16), 100).repr(),
+            "[('*fp16', 'D'), ('i32', ''), ('constexpr', 128), ('constexpr', False), ('constexpr', 4)]");
+}
+
+TEST(Decorators, ACppHeuristicReplacesThePythonOne) {
+  auto& fn = JitFunction::get(kCases, "overridden");
+  fn.set_heuristic("BLOCK", [](const BoundArgs& a) { return make_arg(a.integer("n") > 1000 ? 256 : 32); });
+  EXPECT_EQ(fn.specialize(fptr(16), 100).repr(), "[('*fp32', 'D'), ('i32', ''), ('constexpr', 32)]");
+  EXPECT_EQ(fn.specialize(fptr(16), 5000).repr(), "[('*fp32', 'D'), ('i32', ''), ('constexpr', 256)]");
+  EXPECT_EQ(heuristic_calls().count("OVERRIDDEN"), 0u);
+  EXPECT_THROW(fn.set_heuristic("NOPE", [](const BoundArgs&) { return make_arg(1); }), ArgumentError);
+}
+
+TEST(Decorators, AHeuristicThatRaisesIsAPythonErrorNamingIt) {
+  try {
+    (void)JitFunction::get(kCases, "failing_heuristic").specialize(fptr(16), 100);
+    FAIL() << "no error";
+  } catch (const PythonError& e) {
+    EXPECT_NE(std::string(e.what()).find("kernel 'failing_heuristic': heuristic 'BLOCK' raised: KeyError: 'no_such_argument'"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Decorators, PruningKeepsTheConfigsTritonKeeps) {
+  for (const auto& [name, n] : {std::pair{"pruned_axpy", 100}, std::pair{"pruned_axpy", 100000},
+                                std::pair{"entry_libtuner_axpby", 300}, std::pair{"entry_libtuner_axpby", 100000}}) {
+    auto& fn = JitFunction::get(kLibrary, name);
+    const bool axpy = std::string(name) == "pruned_axpy";
+    const auto configs = axpy ? fn.compile_configs(Target::parse("cuda:90"), {}, fptr(16), fptr(32), n, 2.0)
+                              : fn.compile_configs(Target::parse("cuda:90"), {}, fptr(16), fptr(32), fptr(48), n, 2.0, 3.0);
+    std::vector<std::string> kept;
+    for (const auto& c : configs) kept.push_back(c.config);
+    const std::string args = axpy ? "[P(16,'float32'), P(32,'float32'), " + std::to_string(n) + ", 2.0]"
+                                  : "[P(16,'float32'), P(32,'float32'), P(48,'float32'), " + std::to_string(n) + ", 2.0, 3.0]";
+    EXPECT_EQ(kept, triton_decorated_run(kLibrary, name, args).benchmarked) << name << ", n = " << n;
+  }
+}
+
+TEST(Decorators, EachConfigCompilesToTheKernelTritonPicksForIt) {
+  // Heuristics below the tuner read each config's BLOCK; above it, the call's arguments only.
+  const std::pair<const char*, const char*> cases[] = {
+      {"tuned_then_heuristic_copy", "[P(16,'float32'), P(32,'float32'), 4096]"},
+      {"heuristic_over_tuned_fill", "[P(16,'float32'), None, 1000, 1.5]"},
+  };
+  for (const auto& [name, args] : cases) {
+    auto& fn = JitFunction::get(kLibrary, name);
+    const auto configs = std::string(name) == "tuned_then_heuristic_copy"
+                             ? fn.compile_configs(Target::parse("cuda:90"), {}, fptr(16), fptr(32), 4096)
+                             : fn.compile_configs(Target::parse("cuda:90"), {}, fptr(16), nullptr, 1000, 1.5);
+    for (std::size_t i = 0; i < configs.size(); ++i) {
+      ASSERT_NE(configs[i].artifact, nullptr) << configs[i].error;
+      EXPECT_EQ(configs[i].artifact->metadata.hash, triton_decorated_run(kLibrary, name, args, static_cast<int>(i)).hash)
+          << name << ", config {" << configs[i].config << "}";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tritonrt::test

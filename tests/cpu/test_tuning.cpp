@@ -1,0 +1,210 @@
+// Autotuning without a GPU: Triton-compiled kernels tuned against the stand-in driver, whose
+// clock makes each config's time predictable (a fixed time per launch plus a cost per
+// program). Checks the choice, that a tuned key is a lookup, that concurrent first calls tune
+// once, reset_to_zero, and that C++ and Triton's own Autotuner share persisted results.
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <barrier>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fake_cuda.h"
+#include "reference.h"
+#include "test_driver.h"
+
+namespace tritonrt::test {
+namespace {
+
+const std::string kLibrary = kKernels + "/library_style.py";
+
+// Persisted tuning results must start empty: a cache folder of this run's own, set before
+// the embedded interpreter reads its environment.
+class FreshTritonCache : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    char pattern[] = "/tmp/tritonrt-tuning-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+    setenv("TRITON_CACHE_DIR", dir_.c_str(), 1);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+ private:
+  std::string dir_;
+};
+[[maybe_unused]] ::testing::Environment* const kFreshCache = ::testing::AddGlobalTestEnvironment(new FreshTritonCache);
+
+class Tuning : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    try {
+      (void)Target::current();
+    } catch (const DriverError& e) {
+      GTEST_SKIP() << "no CUDA driver could be loaded; put the fake's directory on LD_LIBRARY_PATH: " << e.what();
+    }
+    if (!fake_cuda_api(&fake_)) GTEST_SKIP() << "the libcuda.so.1 loaded is a real driver, not tritonrt's fake";
+    auto& d = TestDriver::get();
+    CUdevice device = 0;
+    CUcontext ctx = nullptr;
+    ASSERT_EQ(d.cuDeviceGet(&device, 0), CUDA_SUCCESS);
+    ASSERT_EQ(d.cuDevicePrimaryCtxRetain(&ctx, device), CUDA_SUCCESS);
+    ASSERT_EQ(d.cuCtxSetCurrent(ctx), CUDA_SUCCESS);
+    ASSERT_EQ(d.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+    fake_.reset();
+    // 20 ms a launch keeps do_bench to a few runs per config: its counts follow from 25 ms of
+    // warm-up and 100 ms of timed runs.
+    fake_.set_kernel_duration_us(nullptr, 20000);
+    fake_.set_program_cost_us(1);
+  }
+  void TearDown() override {
+    if (stream_ != nullptr) (void)TestDriver::get().cuStreamDestroy(stream_);
+    for (const auto b : buffers_) (void)TestDriver::get().cuMemFree(b);
+    if (fake_.reset != nullptr) fake_.reset();
+  }
+
+  DevicePtr buffer(std::size_t bytes) {
+    CUdeviceptr p = 0;
+    EXPECT_EQ(TestDriver::get().cuMemAlloc(&p, bytes), CUDA_SUCCESS);
+    buffers_.push_back(p);
+    return DevicePtr{reinterpret_cast<const void*>(p), DType::fp32, bytes};
+  }
+  std::uint64_t launches() const {
+    FakeCudaStats s;
+    fake_.get_stats(&s);
+    return s.launches;
+  }
+  FakeCudaLaunch last_launch() const {
+    FakeCudaLaunch launch{};
+    EXPECT_EQ(fake_.last_launches(&launch, 1), 1u);
+    return launch;
+  }
+  LaunchConfig config() const {
+    return {.grid_fn = [](const BoundArgs& a) { return Grid{cdiv(a.integer("n"), a.integer("BLOCK"))}; },
+            .stream = stream_};
+  }
+
+  FakeCudaApi fake_{};
+  CUstream stream_ = nullptr;
+  std::vector<CUdeviceptr> buffers_;
+};
+
+TEST_F(Tuning, PicksTheFastestConfigThenLooksItUp) {
+  auto& fn = JitFunction::get(kLibrary, "entry_autotuned_add");
+  const int n = 1 << 20;
+  const DevicePtr x = buffer(4 * n), y = buffer(4 * n), out = buffer(4 * n);
+  fn(config(), x, y, out, n);
+  // BLOCK 2048 launches the fewest programs: the fastest here. Its kernel runs last.
+  const FakeCudaLaunch chosen = last_launch();
+  EXPECT_EQ(chosen.block[0], 8u * 32);  // its num_warps
+  EXPECT_EQ(chosen.grid[0], static_cast<unsigned>(cdiv(n, 2048)));
+  EXPECT_GT(launches(), 3u * 5);  // every config benchmarked
+  FakeCudaStats before;
+  fake_.get_stats(&before);
+  fn(config(), x, y, out, n);
+  FakeCudaStats after;
+  fake_.get_stats(&after);
+  EXPECT_EQ(after.launches, before.launches + 1);  // a lookup: no tuning, no load
+  EXPECT_EQ(after.module_loads, before.module_loads);
+  EXPECT_EQ(last_launch().grid[0], chosen.grid[0]);
+}
+
+TEST_F(Tuning, ConcurrentFirstCallsTuneOnce) {
+  fake_.set_program_cost_us(0);  // every config alike: tuning one key takes a fixed number of runs
+  auto& fn = JitFunction::get(kLibrary, "entry_autotuned_add");
+  const int alone = 1 << 16, together = 1 << 17;
+  const DevicePtr x = buffer(4 * together), y = buffer(4 * together), out = buffer(4 * together);
+  const std::uint64_t start = launches();
+  fn(config(), x, y, out, alone);
+  const std::uint64_t tuning = launches() - start - 1;
+  constexpr int kThreads = 16;
+  std::barrier ready(kThreads);
+  std::vector<std::thread> threads;
+  const std::uint64_t before = launches();
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      ready.arrive_and_wait();
+      try {
+        fn(config(), x, y, out, together);
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << e.what();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(launches() - before, tuning + kThreads);
+}
+
+TEST_F(Tuning, ResetToZeroZeroesTheArgumentItNames) {
+  auto& fn = JitFunction::get(kLibrary, "atomic_sum");
+  const int n = 1 << 20;
+  const DevicePtr x = buffer(4 * n), out = buffer(4);
+  ASSERT_EQ(TestDriver::get().cuMemsetD8(reinterpret_cast<CUdeviceptr>(out.address), 0xFF, 4), CUDA_SUCCESS);
+  fn(config(), x, out, n);
+  // The stand-in runs no kernel: what is left in out is the tuner's zeroing, done last.
+  float result = -1;
+  ASSERT_EQ(TestDriver::get().cuMemcpyDtoH(&result, reinterpret_cast<CUdeviceptr>(out.address), 4), CUDA_SUCCESS);
+  EXPECT_EQ(result, 0.0f);
+  // An address whose size is unknown cannot be zeroed: a clear error, before any launch.
+  const DevicePtr unsized{out.address, DType::fp32};
+  try {
+    fn(config(), x, unsized, n / 2);
+    FAIL() << "no error";
+  } catch (const ArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("parameter 'out_ptr' (#1): is in the autotuner's reset_to_zero"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(Tuning, NoConfigRunningIsACompileErrorSayingWhyForEach) {
+  auto& fn = JitFunction::get(kKernels + "/decorator_cases.py", "no_config_compiles");
+  const DevicePtr x = buffer(64);
+  try {
+    fn(config(), x, 16);
+    FAIL() << "no error";
+  } catch (const CompileError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("none of its 2 autotune configs ran for key (16, 'fp32')"), std::string::npos) << message;
+    EXPECT_NE(message.find("{BLOCK: 3, num_warps: 4"), std::string::npos) << message;
+    EXPECT_NE(message.find("{BLOCK: 5, num_warps: 4"), std::string::npos) << message;
+    EXPECT_NE(message.find("power of 2"), std::string::npos) << message;
+  }
+}
+
+TEST_F(Tuning, ResultsAreSharedWithTritonsOwnAutotuner) {
+  auto& fn = JitFunction::get(kLibrary, "entry_autotuned_add");
+  const int n = 3 << 18;
+  const DevicePtr x = buffer(4 * n), y = buffer(4 * n), out = buffer(4 * n);
+  const auto address = [](const DevicePtr& p) { return std::to_string(reinterpret_cast<std::uintptr_t>(p.address)); };
+  const std::string args = "[P(" + address(x) + ", 'float32'), P(" + address(y) + ", 'float32'), P(" + address(out) +
+                           ", 'float32'), " + std::to_string(n) + "]";
+  const auto configs = fn.compile_configs(Target::parse("cuda:90"), {}, x, y, out, n);
+  ASSERT_EQ(configs.size(), 3u);
+
+  // C++ tunes and persists: Triton's Autotuner finds the result and benchmarks nothing, though
+  // it is told config 0 would be fastest, and compiles the config C++ chose (BLOCK 2048).
+  fn(config(), x, y, out, n);
+  const DecoratedRun python = triton_decorated_run(kLibrary, "entry_autotuned_add", args, 0);
+  EXPECT_TRUE(python.benchmarked.empty()) << python.benchmarked.size() << " configs benchmarked";
+  EXPECT_EQ(python.hash, configs[2].artifact->metadata.hash);
+
+  // Triton tunes another key and persists: C++ reads its choice (config 0) and tunes nothing.
+  const int m = 5 << 17;
+  const std::string other = args.substr(0, args.rfind(", ") + 2) + std::to_string(m) + "]";
+  const DecoratedRun tuned = triton_decorated_run(kLibrary, "entry_autotuned_add", other, 0);
+  ASSERT_EQ(tuned.benchmarked.size(), 3u);
+  const std::uint64_t before = launches();
+  fn(config(), x, y, out, m);
+  EXPECT_EQ(launches(), before + 1);
+  EXPECT_EQ(last_launch().block[0], 4u * 32);
+  EXPECT_EQ(last_launch().grid[0], static_cast<unsigned>(cdiv(m, 256)));
+}
+
+}  // namespace
+}  // namespace tritonrt::test

@@ -1,0 +1,2 @@
+"""A kernel module that raises KeyboardInterrupt while it is imported."""
+raise KeyboardInterrupt
