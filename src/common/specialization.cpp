@@ -95,6 +95,8 @@ ParamRule ParamRule::make(bool is_constexpr, bool is_const, bool specialize, boo
   r.route = is_constexpr ? Route::constexpr_value : r.annotated ? Route::rare : Route::runtime;
   r.pointer_base = is_const ? TypeCode::kConstPointer : TypeCode::kPointer;
   r.key_policy = !specialize ? 0 : !align ? 1 : 2;
+  r.key_otherwise = !specialize ? ParamSpec::Key::none : ParamSpec::Key::plain;
+  r.key_if_divisible = !specialize ? ParamSpec::Key::none : align ? ParamSpec::Key::divisible : ParamSpec::Key::plain;
   return r;
 }
 
@@ -179,8 +181,11 @@ ParamCode specialize_rare_argument(const SpecializationRules& rules, const Param
   }
   if (a.kind == ArgKind::typed) return specialize_fixed(rules, p, TypeCode::scalar(a.dtype), a, sig, index);
   if (a.kind == ArgKind::real) {
-    // inf and nan pass through as they do in Python; only finite values may not overflow.
-    if (!std::isfinite(a.value.f)) return {TypeCode::scalar(rules.float_type), Key::none};
+    // inf and nan pass through as they do in Python; only finite values may not overflow fp32.
+    if (rules.float_type != DType::fp32 || !std::isfinite(a.value.f) ||
+        std::fabs(a.value.f) <= std::numeric_limits<float>::max()) {
+      return {TypeCode::scalar(rules.float_type), Key::none};
+    }
     std::ostringstream os;
     os << a.value.f;
     fail(sig, index, "value " + os.str() + " overflows fp32, the type Triton gives floating-point arguments; annotate the parameter or pass tritonrt::scalar(DType::fp64, v)");
@@ -246,6 +251,16 @@ std::string string_repr(std::string_view s) {
 }
 
 }  // namespace
+
+std::string_view dtype_text(DType type, ArgSource source) noexcept {
+  static constexpr std::string_view kTorch[kDTypeCount] = {
+      "torch.bool",          "torch.int8",          "torch.int16",          "torch.int32",
+      "torch.int64",         "torch.uint8",         "torch.uint16",         "torch.uint32",
+      "torch.uint64",        "torch.float16",       "torch.bfloat16",       "torch.float32",
+      "torch.float64",       "torch.float8_e4m3fn", "torch.float8_e5m2",    "torch.float8_e4b15",
+      "torch.float8_e4m3fnuz", "torch.float8_e5m2fnuz"};
+  return source == ArgSource::tensor ? kTorch[static_cast<int>(type)] : to_string(type);
+}
 
 std::string python_repr(const Arg& a, const ParamInfo& param) {
   switch (a.kind) {

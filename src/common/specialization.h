@@ -4,9 +4,11 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <climits>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <span>
@@ -56,6 +58,8 @@ struct ParamCode {
   std::uint8_t type;  // trivial, so arrays of codes cost nothing to declare on the hot path
   ParamSpec::Key key;
   friend bool operator==(const ParamCode&, const ParamCode&) = default;
+  /// Both bytes as one number: one comparison where it matters.
+  std::uint16_t bits() const noexcept { return std::bit_cast<std::uint16_t>(*this); }
 };
 
 /// A parameter as the specializer needs it: the static info in compact form, plus what the
@@ -75,6 +79,9 @@ struct ParamRule {
   /// The key a specialized integer or address gets: 0 none (do_not_specialize), 1 '' always
   /// (do_not_specialize_on_alignment), 2 'D' when divisible, else ''.
   std::uint8_t key_policy = 2;
+  /// That key, for a divisible and for any other value.
+  ParamSpec::Key key_if_divisible = ParamSpec::Key::divisible;
+  ParamSpec::Key key_otherwise = ParamSpec::Key::plain;
 
   static ParamRule make(bool is_constexpr, bool is_const, bool specialize, bool align,
                         std::optional<std::uint8_t> annotated);
@@ -119,40 +126,55 @@ struct HotRules {
 };
 
 /// Triton's key for a specialized integer or address: 'D' when divisible, else '', by the
-/// parameter's policy, without a branch (Key's none, plain, divisible are 0, 1, 2). A mask
-/// tests divisibility by a power of two (two's complement keeps it right for negatives).
+/// parameter's policy (a select, no branch). A mask tests divisibility by a power of two
+/// (two's complement keeps it right for negatives).
 [[gnu::always_inline]] inline ParamSpec::Key divisibility_key(const ParamRule& p, std::uint64_t bits, std::uint64_t mask) {
-  static_assert(static_cast<int>(ParamSpec::Key::none) == 0 && static_cast<int>(ParamSpec::Key::plain) == 1 &&
-                static_cast<int>(ParamSpec::Key::divisible) == 2);
-  const unsigned policy = p.key_policy;
-  return static_cast<ParamSpec::Key>(policy - ((policy >> 1) & static_cast<unsigned>((bits & mask) != 0)));
+  return (bits & mask) == 0 ? p.key_if_divisible : p.key_otherwise;
 }
 
+/// Where the driver reads a runtime argument's bytes, for the rare kinds (out of line).
+void* rare_param_bytes(std::uint64_t& slot, std::uint8_t code, const Arg& a);
+
 /// Triton's (type, key) for one argument; throws ArgumentError naming kernel and parameter.
-/// Forced inline: it runs for every argument of every launch.
+/// Forced inline: it runs for every argument of every launch. With `Pack`, it also says
+/// where the driver reads a runtime argument's bytes (`*param`): in place for addresses and
+/// integers (their low bytes, little-endian), converted into `*slot` for floats.
+template <bool Pack = false>
 [[gnu::always_inline]] inline ParamCode specialize_argument(const SpecializationRules& rules, const HotRules& hot,
                                                            const ParamRule& p, const Arg& a,
-                                                           const KernelSignature& signature, std::size_t index) {
+                                                           const KernelSignature& signature, std::size_t index,
+                                                           void** param = nullptr, std::uint64_t* slot = nullptr) {
+  void* const in_place = const_cast<void*>(static_cast<const void*>(&a.value));
   if (p.route == ParamRule::Route::runtime) [[likely]] {
     // Tests, not a switch: a call's kinds repeat call after call, and conditional branches
     // follow such a pattern better than one indirect jump per argument.
     const ArgKind kind = a.kind;
     if (kind == ArgKind::pointer) {
+      if constexpr (Pack) *param = in_place;
       return {static_cast<std::uint8_t>(p.pointer_base + static_cast<std::uint8_t>(a.dtype)),
               divisibility_key(p, a.value.u, hot.pointer_mask)};
     }
     if (kind == ArgKind::sint || kind == ArgKind::uint) {
       if (a.value.u == 1 && p.key_policy != 0 && hot.int_one_is_constexpr) return {TypeCode::kConstexpr, ParamSpec::Key::none};
+      if constexpr (Pack) *param = in_place;
       const DType type = kind == ArgKind::sint
                              ? (a.value.i >= INT32_MIN && a.value.i <= INT32_MAX ? DType::i32 : DType::i64)
                              : (a.value.u <= INT32_MAX ? DType::i32 : a.value.u <= INT64_MAX ? DType::i64 : DType::u64);
       return {TypeCode::scalar(type), divisibility_key(p, a.value.u, hot.int_mask)};
     }
     if (kind == ArgKind::real) {
-      if (hot.float_type != DType::fp32 || std::fabs(a.value.f) <= std::numeric_limits<float>::max()) [[likely]] {
-        return {TypeCode::scalar(hot.float_type), ParamSpec::Key::none};
+      if (hot.float_type == DType::fp32 && std::fabs(a.value.f) <= std::numeric_limits<float>::max()) [[likely]] {
+        if constexpr (Pack) {
+          const float f = static_cast<float>(a.value.f);
+          std::uint32_t bits;
+          std::memcpy(&bits, &f, sizeof bits);
+          *slot = bits;
+          *param = slot;
+        }
+        return {TypeCode::scalar(DType::fp32), ParamSpec::Key::none};
       }
     } else if (kind == ArgKind::boolean) {
+      if constexpr (Pack) *param = in_place;
       return {TypeCode::scalar(hot.bool_type), ParamSpec::Key::none};
     } else if (kind == ArgKind::none) {
       return {TypeCode::kConstexpr, ParamSpec::Key::none};
@@ -162,8 +184,16 @@ struct HotRules {
       return {TypeCode::kConstexpr, ParamSpec::Key::none};
     }
   }
-  return specialize_rare_argument(rules, p, a, signature, index);
+  const ParamCode code = specialize_rare_argument(rules, p, a, signature, index);
+  if constexpr (Pack) {
+    if (code.type != TypeCode::kConstexpr) *param = rare_param_bytes(*slot, code.type, a);
+  }
+  return code;
 }
+
+/// str(x.dtype) in Python for a pointer argument from `source`: "torch.float16" for a tensor,
+/// the triton.language type's "fp16" for an address (Triton's tuning keys hold these).
+std::string_view dtype_text(DType type, ArgSource source) noexcept;
 
 /// repr() of a constexpr value as Python prints it.
 std::string python_repr(const Arg& value, const ParamInfo& param);

@@ -178,6 +178,7 @@ py::list python_key(const std::vector<Arg>& key) {
       case ArgKind::real: out.append(py::make_tuple("float", py::float_(a.value.f))); break;
       case ArgKind::string: out.append(py::make_tuple("str", py::bytes(a.value.s, a.size))); break;
       case ArgKind::pointer: out.append(py::make_tuple("int", py::int_(a.value.u))); break;
+      case ArgKind::dtype: out.append(py::make_tuple("str", py::bytes(std::string(dtype_text(a.dtype, a.source))))); break;
       default: out.append(py::make_tuple("none", py::none())); break;
     }
   }

@@ -29,16 +29,6 @@ DecoratorState::DecoratorState(const LoadedKernel& kernel) : tunings(kernel.laye
 
 namespace {
 
-// Triton's dtype strings in a tuning key: str(tensor.dtype) for a tensor, str(tl type) else.
-const char* key_dtype_text(DType t, ArgSource source) {
-  static constexpr const char* kTorch[kDTypeCount] = {
-      "torch.bool",    "torch.int8",     "torch.int16",   "torch.int32",         "torch.int64",         "torch.uint8",
-      "torch.uint16",  "torch.uint32",   "torch.uint64",  "torch.float16",       "torch.bfloat16",      "torch.float32",
-      "torch.float64", "torch.float8_e4m3fn", "torch.float8_e5m2", "torch.float8_e4b15", "torch.float8_e4m3fnuz",
-      "torch.float8_e5m2fnuz"};
-  return source == ArgSource::tensor ? kTorch[static_cast<int>(t)] : to_string(t).data();
-}
-
 TensorShape shape_of(const Arg& a) {
   TensorShape shape;
   if (a.kind == ArgKind::pointer && a.source == ArgSource::tensor) {
@@ -52,6 +42,7 @@ bool same_value(const Arg& a, const Arg& b) {
   if (a.value_kind() != b.value_kind()) return false;
   if (a.kind == ArgKind::typed && a.dtype != b.dtype) return false;
   if (a.kind == ArgKind::pointer) return a.value.u == b.value.u && a.dtype == b.dtype && a.source == b.source;
+  if (a.kind == ArgKind::dtype && a.source != b.source) return false;
   return same_constexpr(a, b);
 }
 
@@ -88,21 +79,19 @@ bool set_option(CompileOptions& options, std::string_view name, const Arg& value
 }
 
 // Merges the options a decorator sets into the call's; an option the caller set too is an
-// error, as Triton's "multiple values for keyword argument".
-void merge_options(CompileOptions& into, const CompileOptions& from, const ErrorSite& site, const std::string& by) {
-  auto& target = into;
-  for_each_option(const_cast<CompileOptions&>(from), [&](const char* name, auto& value) {
-    if (!value) return;
-    for_each_option(target, [&](const char* other, auto& field) {
-      if constexpr (std::is_same_v<std::remove_reference_t<decltype(field)>, std::remove_reference_t<decltype(value)>>) {
-        if (std::string_view(name) != other) return;
-        if (field && *field != *value) {
-          raise<ArgumentError>(site, std::string(name) + " is set by " + by + "; the call's LaunchConfig sets it too");
-        }
-        field = value;
-      }
-    });
-  });
+// error, as Triton's "multiple values for keyword argument". `by` names the decorator, and is
+// only called to build that error.
+template <class Describe>
+void merge_options(CompileOptions& into, const CompileOptions& from, const ErrorSite& site, Describe&& by) {
+#define TRITONRT_MERGE_OPTION(type, name)                                                                   \
+  if (from.name) {                                                                                         \
+    if (into.name && *into.name != *from.name) {                                                           \
+      raise<ArgumentError>(site, std::string(#name) + " is set by " + by() + "; the call's LaunchConfig sets it too"); \
+    }                                                                                                      \
+    into.name = from.name;                                                                                 \
+  }
+  TRITONRT_COMPILE_OPTIONS(TRITONRT_MERGE_OPTION)
+#undef TRITONRT_MERGE_OPTION
 }
 
 }  // namespace
@@ -172,7 +161,8 @@ void JitFunction::Impl::apply_layers(std::size_t first, std::size_t last, Resolu
         } else {
           CompileOptions set;
           detail::set_option(set, target.option, value, {kernel.signature.name});
-          detail::merge_options(r.options, set, {kernel.signature.name}, "heuristic '" + layer.heuristic_names[h] + "'");
+          detail::merge_options(r.options, set, {kernel.signature.name},
+                                [&] { return "heuristic '" + layer.heuristic_names[h] + "'"; });
         }
       }
     } else if (layer.kind == Decorator::Kind::autotune) {
@@ -186,7 +176,8 @@ void JitFunction::Impl::apply_layers(std::size_t first, std::size_t last, Resolu
 void JitFunction::Impl::apply_config(std::size_t layer, std::size_t config, Resolution& r) const {
   const auto& c = kernel.layers[layer].configs[config];
   for (const auto& [param, value] : c.params) r.pass(param, value);
-  detail::merge_options(r.options, c.options, {kernel.signature.name}, "the autotune config {" + c.text + "}");
+  detail::merge_options(r.options, c.options, {kernel.signature.name},
+                        [&] { return "the autotune config {" + c.text + "}"; });
 }
 
 // --- heuristics -----------------------------------------------------------------------------------
@@ -313,7 +304,12 @@ std::size_t JitFunction::Impl::tuned_config(std::size_t layer, Resolution& r, Ji
   }
   for (std::size_t i = 0; i < r.passed_count; ++i) {
     const Arg& a = r.args[r.order[i]];
-    if (a.kind == ArgKind::pointer) key_args[count++] = make_arg(std::string_view(detail::key_dtype_text(a.dtype, a.source)));
+    if (a.kind != ArgKind::pointer) continue;
+    Arg dtype;  // the dtype, with where it came from: Triton keys on str(arg.dtype)
+    dtype.kind = ArgKind::dtype;
+    dtype.dtype = a.dtype;
+    dtype.source = a.source;
+    key_args[count++] = dtype;
   }
   const std::span<const Arg> key(key_args, count);
   std::uint64_t hash = detail::kHashSeed;
@@ -339,14 +335,19 @@ constexpr int kLaunchOutOfResources = 701;
 // Lexicographic over (median, 20th, 80th percentile), as Triton's min over its timing lists.
 bool faster(const std::array<double, 3>& a, const std::array<double, 3>& b) { return a < b; }
 
+// The tuning key as Python prints Triton's tuple, for messages.
 std::string key_text(const std::vector<Arg>& key) {
   std::string text = "(";
   for (std::size_t i = 0; i < key.size(); ++i) {
     if (i) text += ", ";
     const Arg& a = key[i];
-    text += a.kind == ArgKind::string ? "'" + std::string(a.value.s, a.size) + "'" : detail::describe(a) == "an integer"
-                                                                                          ? std::to_string(a.value.i)
-                                                                                          : detail::describe(a);
+    if (a.kind == ArgKind::dtype) {
+      text += "'" + std::string(detail::dtype_text(a.dtype, a.source)) + "'";
+    } else if (a.kind == ArgKind::string) {
+      text += "'" + std::string(a.value.s, a.size) + "'";
+    } else {
+      text += detail::python_repr(a, {});
+    }
   }
   return text + (key.size() == 1 ? ",)" : ")");
 }

@@ -20,7 +20,6 @@
 #include "function/decorators.h"
 #include "launch/context.h"
 #include "launch/kernel_table.h"
-#include "launch/params.h"
 #include "tritonrt/jit_function.h"
 
 namespace tritonrt::detail {
@@ -32,6 +31,9 @@ inline constexpr std::size_t kMaxParams = 256;
 struct ContextKernels {
   DeviceContext device;
   KernelTable table;
+  /// The entry the last hit here found: a call with the same key checks its codes against
+  /// it as it makes them, with no hash and no table probe.
+  std::atomic<const CacheEntry*> last{nullptr};
   std::unique_ptr<DecoratorState> decorators;  ///< for a decorated kernel
   ContextKernels* next = nullptr;
 };
@@ -115,6 +117,19 @@ struct JitFunction::Impl {
   std::shared_ptr<const Artifact> compile(const KernelSignature& sig, const Target& target,
                                           const CompileOptions& options, std::span<const Arg> args);
 
+  /// The general path of a launch: prepare, find in the context's table, load on a miss;
+  /// remembers the entry as the context's last.
+  [[gnu::cold]] const detail::CacheEntry* find_or_load(JitFunction& fn, const CompileOptions& options, CUcontext ctx,
+                                                       const detail::OptionsKey& key, std::span<const Arg> given,
+                                                       detail::CallFrame& call);
+
+  /// This function's kernels in `ctx`, or nullptr before its first launch there; lock-free.
+  [[gnu::always_inline]] inline const detail::ContextKernels* context_of(CUcontext ctx) const noexcept {
+    const detail::ContextKernels* c = contexts.load(std::memory_order_acquire);
+    while (c != nullptr && c->device.context != ctx) c = c->next;
+    return c;
+  }
+
   /// This function's kernels in `ctx`, described on first use.
   detail::ContextKernels& context_for(CUcontext ctx);
 
@@ -122,6 +137,12 @@ struct JitFunction::Impl {
   /// parameters into `call` in one pass: the first half of every launch.
   [[gnu::always_inline]] inline void prepare(const KernelSignature& sig, std::span<const Arg> given,
                                              const detail::OptionsKey& options, detail::CallFrame& call) const;
+
+  /// Specializes and packs the call as `prepare` does, checking each code against `expected`
+  /// as it is made instead of hashing: true when the call has `expected`'s key.
+  [[gnu::always_inline]] inline bool matches(const KernelSignature& sig, std::span<const Arg> given,
+                                             const detail::OptionsKey& options, const detail::CacheEntry& expected,
+                                             detail::CallFrame& call) const;
 
   /// The entry for a prepared call in `ctx`, or nullptr; lock-free.
   [[gnu::always_inline]] inline const detail::CacheEntry* find(CUcontext ctx, const detail::OptionsKey& options,
@@ -183,13 +204,14 @@ void JitFunction::Impl::prepare(const KernelSignature& sig, std::span<const Arg>
   std::uint64_t constexpr_hash = kHashSeed;
   std::size_t count = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    const ParamCode code = specialize_argument(rules, hot, params[i], args[i], sig, i);
+    void* param = nullptr;
+    const ParamCode code = specialize_argument<true>(rules, hot, params[i], args[i], sig, i, &param, &call.slots[i]);
     call.codes[i] = code;
     hash = hash_mix(hash, code_bits(code));
     // The kernel takes the runtime (non-constexpr) arguments in order; a cache hit has the
     // same codes, so this list is the compiled kernel's parameter list.
     if (code.type != TypeCode::kConstexpr) [[likely]] {
-      call.kernel_params[count++] = param_bytes(call.slots[i], code.type, args[i]);
+      call.kernel_params[count++] = param;
     } else {
       constexpr_hash = hash_constexpr(constexpr_hash, args[i]);
     }
@@ -197,6 +219,34 @@ void JitFunction::Impl::prepare(const KernelSignature& sig, std::span<const Arg>
   for (std::size_t i = n; i % kCodesPerWord != 0; ++i) call.codes[i] = ParamCode{};  // whole words
   call.kernel_param_count = count;
   call.hash = hash_key(hash, constexpr_hash, options);
+}
+
+bool JitFunction::Impl::matches(const KernelSignature& sig, std::span<const Arg> given,
+                                const detail::OptionsKey& options, const detail::CacheEntry& expected,
+                                detail::CallFrame& call) const {
+  using namespace detail;
+  const std::size_t n = param_count;
+  if (given.size() != n || !(options == expected.options)) [[unlikely]] return false;  // defaults: the full path
+  call.args = given;
+  const SpecializationRules& rules = *triton_rules;
+  const HotRules hot(rules);
+  const ParamRule* params = kernel.param_rules.data();
+  const Arg* args = given.data();
+  const ParamCode* want = expected.codes.data();
+  bool same = true;
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    void* param = nullptr;
+    const ParamCode code = specialize_argument<true>(rules, hot, params[i], args[i], sig, i, &param, &call.slots[i]);
+    same &= code.bits() == want[i].bits();
+    if (code.type != TypeCode::kConstexpr) [[likely]] {
+      call.kernel_params[count++] = param;
+    } else {
+      same &= same_constexpr(args[i], expected.constexprs[i]);
+    }
+  }
+  call.kernel_param_count = count;
+  return same;
 }
 
 const detail::CacheEntry* JitFunction::Impl::find(CUcontext ctx, const detail::OptionsKey& options,

@@ -13,10 +13,13 @@ void JitFunction::launch_packed(const LaunchConfig& config, std::span<const Arg>
   if (!impl_->kernel.layers.empty()) [[unlikely]] return launch_decorated(config, given);
   detail::CallFrame call;
   const detail::OptionsKey options(config.options);
-  impl_->prepare(signature_, given, options, call);
   const CUcontext ctx = detail::launch_context(config.stream);
-  const detail::CacheEntry* entry = impl_->find(ctx, options, call);
-  if (entry == nullptr) [[unlikely]] entry = &impl_->load(*this, config.options, ctx, options, call);
+  const detail::ContextKernels* context = impl_->context_of(ctx);
+  const detail::CacheEntry* entry = context != nullptr ? context->last.load(std::memory_order_acquire) : nullptr;
+  if (entry == nullptr || !impl_->matches(signature_, given, options, *entry, call)) [[unlikely]] {
+    entry = impl_->find_or_load(*this, config.options, ctx, options, given, call);
+  }
+  call.context = const_cast<detail::ContextKernels*>(context != nullptr ? context : call.context);
   const Grid grid = config.grid_fn ? config.grid_fn(BoundArgs(signature_, call.args)) : config.grid;
   detail::launch_kernel(entry->kernel, call.context->device, grid, call.kernel_params, call.kernel_param_count,
                         config.stream, signature_.name);
@@ -32,9 +35,12 @@ void JitFunction::launch_decorated(const LaunchConfig& config, std::span<const A
   r.launch = &config;
   impl_->resolve(given, r, *this);
   const detail::OptionsKey options(resolved);
-  impl_->prepare(signature_, std::span<const Arg>(call.bound(), impl_->param_count), options, call);
-  const detail::CacheEntry* entry = impl_->find(ctx, options, call);
-  if (entry == nullptr) [[unlikely]] entry = &impl_->load(*this, resolved, ctx, options, call);
+  const std::span<const Arg> args(call.bound(), impl_->param_count);
+  const detail::CacheEntry* entry = context.last.load(std::memory_order_acquire);
+  if (entry == nullptr || !impl_->matches(signature_, args, options, *entry, call)) [[unlikely]] {
+    entry = impl_->find_or_load(*this, resolved, ctx, options, args, call);
+  }
+  call.context = &context;
   const Grid grid = config.grid_fn ? config.grid_fn(BoundArgs(signature_, call.args)) : config.grid;
   detail::launch_kernel(entry->kernel, call.context->device, grid, call.kernel_params, call.kernel_param_count,
                         config.stream, signature_.name);
@@ -57,6 +63,16 @@ std::shared_ptr<const Artifact> JitFunction::artifact_for_packed(const LaunchCon
   const detail::CacheEntry* entry = impl_->find(ctx, options, call);
   if (entry == nullptr) entry = &impl_->load(*this, resolved, ctx, options, call);
   return entry->kernel.artifact;
+}
+
+const detail::CacheEntry* JitFunction::Impl::find_or_load(JitFunction& fn, const CompileOptions& options, CUcontext ctx,
+                                                          const detail::OptionsKey& key, std::span<const Arg> given,
+                                                          detail::CallFrame& call) {
+  prepare(fn.signature_, given, key, call);
+  const detail::CacheEntry* entry = find(ctx, key, call);
+  if (entry == nullptr) entry = &load(fn, options, ctx, key, call);
+  call.context->last.store(entry, std::memory_order_release);  // the next call checks against it first
+  return entry;
 }
 
 detail::ContextKernels& JitFunction::Impl::context_for(CUcontext ctx) {

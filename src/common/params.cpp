@@ -1,4 +1,6 @@
-#include "launch/params.h"
+// Kernel parameters as Triton's launcher packs them, for the kinds the specializer's inline
+// path leaves out: half-precision and fixed-type floats, fixed-type integers.
+#include "common/specialization.h"
 
 #include <cstring>
 
@@ -51,25 +53,28 @@ double number_as_double(const Arg& a) {
 
 }  // namespace
 
-void write_converted_param(std::uint64_t& slot, std::uint8_t code, const Arg& a) {
+void* rare_param_bytes(std::uint64_t& slot, std::uint8_t code, const Arg& a) {
+  // Addresses and integers (range-checked by the specializer) are read in place: the low
+  // bytes of the argument's 8 (little-endian) are the value at any width.
+  if (TypeCode::is_pointer(code) || !is_floating(TypeCode::dtype(code))) {
+    return const_cast<void*>(static_cast<const void*>(&a.value));
+  }
   slot = 0;
   switch (TypeCode::dtype(code)) {
     case DType::fp32: {
       const float f = static_cast<float>(number_as_double(a));
       std::memcpy(&slot, &f, sizeof f);
-      return;
+      break;
     }
     case DType::fp64: {
       const double f = number_as_double(a);
       std::memcpy(&slot, &f, sizeof f);
-      return;
+      break;
     }
-    case DType::fp16: slot = to_fp16_bits(number_as_double(a)); return;
-    case DType::bf16: slot = to_bf16_bits(number_as_double(a)); return;
-    default:
-      slot = a.value.u;  // not floating-point: param_bytes reads those in place
-      return;
+    case DType::fp16: slot = to_fp16_bits(number_as_double(a)); break;
+    default: slot = to_bf16_bits(number_as_double(a)); break;
   }
+  return &slot;
 }
 
 }  // namespace tritonrt::detail
