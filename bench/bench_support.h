@@ -1,5 +1,6 @@
-// What the benchmark programs share: statistics over samples, the device's name, a timestamp,
-// and the Python side (bench/triton_launch.py) run in the program's own interpreter.
+// What the benchmark programs that drive libcuda themselves share: statistics over samples, the
+// device's name, a timestamp, the Python side (bench/triton_launch.py) run in the program's own
+// interpreter, writing the results and the program's main.
 #pragma once
 
 #include <dlfcn.h>
@@ -7,13 +8,18 @@
 
 #include <algorithm>
 #include <cstring>
+#include <cstdio>
 #include <ctime>
+#include <exception>
+#include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "test_driver.h"
+#include "tritonrt/error.h"
 
 namespace tritonrt::bench {
 
@@ -74,6 +80,32 @@ inline pybind11::dict triton_side() {
   source << file.rdbuf();
   py::exec(source.str(), scope);
   return scope;
+}
+
+// Writes a benchmark's results to `path` (its folder made first) and says where.
+inline void write_results(const nlohmann::json& results, const std::filesystem::path& path) {
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path) << results.dump(2) << "\n";
+  std::printf("\nresults written to %s\n", path.c_str());
+}
+
+// A benchmark's main: `run(path)` with the results' path (argv[1], else
+// bench/results/<default_name>). Without a GPU there is nothing to measure: it says so, exit 0.
+template <class Run>
+int bench_main(int argc, char** argv, const char* default_name, Run run) {
+  const std::string output = argc > 1 ? argv[1] : kBenchDir + "/results/" + default_name;
+  try {
+    (void)Driver::get();
+  } catch (const tritonrt::DriverError& e) {
+    std::printf("no GPU here, nothing to measure: %s\n", e.what());
+    return 0;
+  }
+  try {
+    return run(output);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "benchmark failed: %s\n", e.what());
+    return 1;
+  }
 }
 
 }  // namespace tritonrt::bench

@@ -245,10 +245,7 @@ int run(const std::string& output) {
   if (!python_note.empty()) std::printf("\n%s\n", python_note.c_str());
   info["results"] = results;
 
-  const std::filesystem::path path(output);
-  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
-  std::ofstream(path) << info.dump(2) << "\n";
-  std::printf("\nresults written to %s\n", path.c_str());
+  write_results(info, output);
 
   for (auto b : buffers) (void)d.cuMemFree(b);
   (void)d.cuStreamDestroy(stream);
@@ -257,18 +254,4 @@ int run(const std::string& output) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  const std::string output = argc > 1 ? argv[1] : kBenchDir + "/results/launch_overhead.json";
-  try {
-    (void)Driver::get();
-  } catch (const tritonrt::DriverError& e) {
-    std::printf("no GPU here, nothing to measure: %s\n", e.what());
-    return 0;
-  }
-  try {
-    return run(output);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "benchmark failed: %s\n", e.what());
-    return 1;
-  }
-}
+int main(int argc, char** argv) { return tritonrt::bench::bench_main(argc, argv, "launch_overhead.json", run); }

@@ -15,7 +15,7 @@ command line, against Triton's own JIT where there is a right answer:
 
 Errors must be an exit status and one line naming what is wrong, with no Python traceback and
 nothing on stdout. The kernels are in tests/kernels/hostile. The binary is taken from
-$TRITONRT_BUILD_DIR/tools/tritonrt (default: <repo>/build), as in test_cli.py.
+$TRITONRT_BUILD_DIR/tools/tritonrt (default: <repo>/build; conftest.py).
 """
 import importlib.util
 import json
@@ -59,15 +59,6 @@ class Result(NamedTuple):
     stdout: str
     stderr: str
     pid: int
-
-
-@pytest.fixture(scope="session")
-def cli():
-    build = Path(os.environ.get("TRITONRT_BUILD_DIR", REPO / "build"))
-    path = build / "tools" / "tritonrt"
-    if not path.is_file():
-        pytest.fail(f"the tritonrt binary is not built: {path} (build first, or set TRITONRT_BUILD_DIR)")
-    return path
 
 
 def tritonrt(cli, *args, cache, env=None):

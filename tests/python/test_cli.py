@@ -41,15 +41,6 @@ def kernel(module, name):
 
 
 @pytest.fixture(scope="session")
-def cli():
-    build = Path(os.environ.get("TRITONRT_BUILD_DIR", REPO / "build"))
-    path = build / "tools" / "tritonrt"
-    if not path.is_file():
-        pytest.fail(f"the tritonrt binary is not built: {path} (build first, or set TRITONRT_BUILD_DIR)")
-    return path
-
-
-@pytest.fixture(scope="session")
 def cache_dir(tmp_path_factory):
     """A Triton cache of the tests' own, so 'stored in' can be checked and nothing is shared."""
     return tmp_path_factory.mktemp("triton-cache")

@@ -16,14 +16,6 @@ SIGNATURES = REPO / "tests" / "kernels" / "signatures.py"
 BUILT_FOR = f"{sys.version_info.major}.{sys.version_info.minor}"
 
 
-@pytest.fixture(scope="module")
-def cli():
-    path = Path(os.environ.get("TRITONRT_BUILD_DIR", REPO / "build")) / "tools" / "tritonrt"
-    if not path.is_file():
-        pytest.fail(f"the tritonrt binary is not built: {path}")
-    return path
-
-
 def run_with_libpython(cli, library):
     environment = dict(os.environ, TRITONRT_LIBPYTHON=str(library), TRITONRT_PYTHON=sys.executable)
     return subprocess.run([str(cli), "signature", f"{SIGNATURES}:plain"], capture_output=True, text=True,
