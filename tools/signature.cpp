@@ -111,6 +111,7 @@ std::optional<Arg> parse_float(std::string_view token) {
   } else if (t == "nan") {
     value = std::numeric_limits<double>::quiet_NaN();
   } else {
+    if (t.starts_with('-') || t.starts_with('+')) return std::nullopt;  // one sign, as float() reads
     for (const char c : t) {
       if (!std::isdigit(static_cast<unsigned char>(c)) && c != '.' && c != 'e' && c != '-' && c != '+') return std::nullopt;
     }

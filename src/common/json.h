@@ -22,9 +22,16 @@ class JsonReader {
 
   [[noreturn]] void fail(const std::string& problem) const { raise<E>(site_, document_ + " " + problem); }
 
+  /// Documents nest a few levels; deeper is an error, as copying or printing a value recurses
+  /// once per level (100,000 nested arrays would overflow the stack).
+  static constexpr int kMaxDepth = 64;
+
   nlohmann::json parse(std::string_view text) const {
     try {
-      return nlohmann::json::parse(text);
+      return nlohmann::json::parse(text, [this](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+        if (depth > kMaxDepth) fail("nests deeper than " + std::to_string(kMaxDepth) + " levels");
+        return true;
+      });
     } catch (const nlohmann::json::exception& e) {
       fail(std::string("is not valid JSON (") + e.what() + ")");
     }
@@ -52,7 +59,10 @@ class JsonReader {
   template <class T>
   T as(const nlohmann::json& value, const std::string& name) const {
     auto mistyped = [&](const char* expected) {
-      fail("field '" + name + "' should be " + expected + ", but is " + value.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace).substr(0, 80));
+      const std::string found = value.is_structured()
+                                    ? std::string("an ") + value.type_name()
+                                    : value.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace).substr(0, 80);
+      fail("field '" + name + "' should be " + expected + ", but is " + found);
     };
     if constexpr (std::is_same_v<T, bool>) {
       if (!value.is_boolean()) mistyped("true or false");

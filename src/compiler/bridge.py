@@ -14,6 +14,7 @@ import importlib
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -195,6 +196,15 @@ def _overrides(obj, base, method):
     return getattr(type(obj), method) is not getattr(base, method)
 
 
+def _tunes_a_lone_pruned_config():
+    """Whether the installed Triton's Autotuner benchmarks the one config its pruning left
+    (and records it in its disk cache): it did before 3.8; from 3.8 it takes that config as
+    chosen, as it takes the only config of a one-config autotune."""
+    import triton
+    version = re.match(r"(\d+)\.(\d+)", triton.__version__)
+    return version is not None and (int(version.group(1)), int(version.group(2))) < (3, 8)
+
+
 def _describe_layer(obj, source, name):
     """One decorator around the @triton.jit function, and the object below it."""
     from triton.runtime.autotuner import Autotuner, Heuristics
@@ -214,6 +224,7 @@ def _describe_layer(obj, source, name):
                      _overrides(obj, Autotuner, "prune_configs"),
             "cache_results": bool(obj.cache_results),
             "print": bool(knobs.autotuning.print),
+            "tune_lone_pruned": _tunes_a_lone_pruned_config(),
         }, obj.fn
     if isinstance(obj, Heuristics):
         return {"kind": "heuristics", "type": type(obj).__name__, "names": list(obj.values)}, obj.fn

@@ -47,6 +47,7 @@ struct DecoratorLayer {
   bool prune = false;          ///< early_config_prune, perf_model or an overridden prune_configs
   bool cache_results = false;  ///< persist results where Triton's check_disk_cache reads them
   bool print = false;          ///< TRITON_PRINT_AUTOTUNING
+  bool tune_lone_pruned = true;  ///< the one config pruning left is benchmarked all the same (Triton < 3.8)
 };
 
 /// A kernel imported into the interpreter.

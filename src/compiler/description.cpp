@@ -27,6 +27,7 @@ double parse_float_hex(const Reader& read, const std::string& text) {
   double value = 0;
   if (digits.starts_with("0x")) {
     const auto body = digits.substr(2);
+    if (body.starts_with('-')) read.fail("float '" + text + "' is not in float.hex() form");
     const auto [end, error] = std::from_chars(body.data(), body.data() + body.size(), value, std::chars_format::hex);
     if (error == std::errc() && end == body.data() + body.size()) return negative ? -value : value;
   }
@@ -188,6 +189,7 @@ DecoratorLayer parse_layer(const Reader& read, const nlohmann::json& d, LoadedKe
     layer.prune = read.field<bool>(d, "prune");
     layer.cache_results = read.field<bool>(d, "cache_results");
     layer.print = read.field<bool>(d, "print");
+    layer.tune_lone_pruned = read.field<bool>(d, "tune_lone_pruned");
   } else if (kind == "wrapper") {
     layer.kind = described.kind = Decorator::Kind::wrapper;
   } else {
@@ -286,7 +288,7 @@ HeuristicResult parse_heuristic_result(const LoadedKernel& kernel, std::string_v
 }
 
 SpecializationRules parse_specialization_rules(std::string_view json) {
-  const Reader read({}, "the installed Triton's specialization rules");
+  const Reader read({}, "the installed Triton's table of specialization rules");
   const nlohmann::json answer = read.parse(json);
   SpecializationRules rules;
   rules.triton_version = read.field<std::string>(answer, "triton_version");

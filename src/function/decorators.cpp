@@ -481,6 +481,8 @@ std::size_t JitFunction::Impl::run_tuning(std::size_t layer, const std::vector<A
   const auto started = std::chrono::steady_clock::now();
 
   const std::vector<std::size_t> candidates = this->candidates(layer, r);
+  // Pruning left one config: Triton from 3.8 takes it without timing it (nor recording it).
+  if (candidates.size() == 1 && !tuner.tune_lone_pruned) return candidates[0];
   const bool hooks_in_configs = std::any_of(candidates.begin(), candidates.end(),
                                             [&](std::size_t c) { return tuner.configs[c].pre_hook; });
   const bool persist = tuner.cache_results && !key.empty() && !hooks_in_configs;

@@ -63,11 +63,11 @@ inline pybind11::object decorated_object(const std::string& source, const std::s
 }
 
 // Triton's own run of a decorated kernel (triton_reference.decorated_run): the hash of the
-// kernel it compiles, and the configs it benchmarked. `fastest`, when set, names the config
-// (by index) Triton's tuner is told ran fastest.
+// kernel it compiles, the configs it benchmarked and those its pruning kept. `fastest`, when
+// set, names the config (by index) Triton's tuner is told ran fastest.
 struct DecoratedRun {
   std::string hash;
-  std::vector<std::string> benchmarked;
+  std::vector<std::string> benchmarked, kept;
 };
 
 inline DecoratedRun triton_decorated_run(const std::string& source, const std::string& name, const std::string& args,
@@ -79,7 +79,8 @@ inline DecoratedRun triton_decorated_run(const std::string& source, const std::s
   ref.attr("forget_tuning")(obj);
   const py::object fastest_index = fastest >= 0 ? py::object(py::int_(fastest)) : py::object(py::none());
   const py::tuple result = ref.attr("decorated_run")(obj, python_args(args), target, fastest_index);
-  return {result[0].attr("hash").cast<std::string>(), result[1].cast<std::vector<std::string>>()};
+  return {result[0].attr("hash").cast<std::string>(), result[1].cast<std::vector<std::string>>(),
+          result[2].cast<std::vector<std::string>>()};
 }
 
 }  // namespace tritonrt::test

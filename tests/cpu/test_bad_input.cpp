@@ -14,6 +14,7 @@
 #include <string>
 #include <thread>
 
+#include "compiler/compiler.h"
 #include "reference.h"
 #include "store/triton_cache.h"
 
@@ -101,6 +102,50 @@ TEST(BadInput, MetadataOfAnyShapeIsAnArtifactErrorNamingTheField) {
     const std::string message = error_of<ArtifactError>([&] { (void)KernelMetadata::parse(text); });
     EXPECT_NE(message.find(named), std::string::npos) << text << "\n  -> " << message;
   }
+}
+
+// Found by tests/fuzz: 100,000 nested arrays overflowed the stack when the field was printed
+// or copied (a segfault, not an error).
+TEST(BadInput, DeeplyNestedJsonIsAnErrorNotACrash) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  for (const auto& text : {metadata_with(R"("name": "k")", R"("name": )" + deep),
+                           metadata_with(R"("arch": 90)", R"("arch": )" + deep)}) {
+    EXPECT_NE(error_of<ArtifactError>([&] { (void)KernelMetadata::parse(text); }).find("nests deeper than 64 levels"),
+              std::string::npos);
+  }
+  const std::string answer = R"({"handle": 1, "name": "k", "params": )" + deep + "}";
+  EXPECT_NE(error_of<PythonError>([&] { (void)detail::parse_kernel_description(answer); }).find("nests deeper"),
+            std::string::npos);
+  // A field of the wrong shape is named by its type, not printed.
+  const std::string message = error_of<ArtifactError>(
+      [] { (void)KernelMetadata::parse(metadata_with(R"("name": "k")", R"("name": [[1, 2], {"a": 3}])")); });
+  EXPECT_NE(message.find("field 'name' should be a string, but is an array"), std::string::npos) << message;
+}
+
+// Bridge answers carry floats as float.hex() writes them; C's looser forms are not accepted.
+TEST(BadInput, FloatDefaultsMustBeInFloatHexForm) {
+  std::string answer = R"({"handle": 1, "name": "k", "full_name": "m.k", "file": "m.py", "decorators": [],
+    "params": [{"name": "X", "is_constexpr": true, "is_const": false, "do_not_specialize": false,
+                "do_not_specialize_on_alignment": false, "annotation_type": "",
+                "default": {"kind": "float", "repr": "x", "value": "VALUE"}}]})";
+  const auto with = [&](const std::string& value) { return std::string(answer).replace(answer.find("VALUE"), 5, value); };
+  EXPECT_EQ(detail::parse_kernel_description(with("-0x1.8p+1")).defaults[0]->value.f, -3.0);
+  for (const char* bad : {"0x-1p0", "0x+1p0", "--0x1p0", "1.5", "0x", ""}) {
+    EXPECT_NE(error_of<PythonError>([&] { (void)detail::parse_kernel_description(with(bad)); }).find("float.hex()"),
+              std::string::npos)
+        << bad;
+  }
+}
+
+// Names and files are not always UTF-8: a message shows such bytes as \xNN, so that it is
+// valid text wherever it is printed or logged.
+TEST(BadInput, MessagesEscapeBytesThatAreNotUtf8) {
+  const std::string message = error_of<TargetError>([] { (void)Target::parse("\xff:90\xc3"); });
+  EXPECT_NE(message.find("\\xff:90\\xc3"), std::string::npos) << message;
+  const std::string accented = error_of<TargetError>([] { (void)Target::parse("cud\xc3\xa1:90"); });
+  EXPECT_NE(accented.find("cud\xc3\xa1:90"), std::string::npos) << accented;  // well-formed UTF-8 stays
+  EXPECT_NE(error_of<ArtifactError>([] { (void)KernelMetadata::parse("{\"name\": \"\xff\"}"); }).find("\\xff"),
+            std::string::npos);
 }
 
 TEST(BadInput, TargetsOfAnyShapeAreTargetErrors) {

@@ -156,7 +156,7 @@ TEST(Decorators, PruningKeepsTheConfigsTritonKeeps) {
     for (const auto& c : configs) kept.push_back(c.config);
     const std::string args = axpy ? "[P(16,'float32'), P(32,'float32'), " + std::to_string(n) + ", 2.0]"
                                   : "[P(16,'float32'), P(32,'float32'), P(48,'float32'), " + std::to_string(n) + ", 2.0, 3.0]";
-    EXPECT_EQ(kept, triton_decorated_run(kLibrary, name, args).benchmarked) << name << ", n = " << n;
+    EXPECT_EQ(kept, triton_decorated_run(kLibrary, name, args).kept) << name << ", n = " << n;
   }
 }
 

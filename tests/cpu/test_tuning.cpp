@@ -206,5 +206,28 @@ TEST_F(Tuning, ResultsAreSharedWithTritonsOwnAutotuner) {
   EXPECT_EQ(last_launch().grid[0], static_cast<unsigned>(cdiv(m, 256)));
 }
 
+// When pruning keeps one config, Triton before 3.8 still times it (running the kernel a few
+// times, with its resets and restores); from 3.8 it takes it untimed. tritonrt does what the
+// installed Triton does.
+TEST_F(Tuning, ALoneConfigLeftByPruningIsTimedOnlyWhereTritonTimesIt) {
+  auto& fn = JitFunction::get(kLibrary, "pruned_axpy");
+  const int n = 100;  // keeps BLOCK 128 alone
+  const DevicePtr x = buffer(4 * n), y = buffer(4 * n);
+  const auto address = [](const DevicePtr& p) { return std::to_string(reinterpret_cast<std::uintptr_t>(p.address)); };
+  const std::string args = "[P(" + address(x) + ", 'float32'), P(" + address(y) + ", 'float32'), " +
+                           std::to_string(n) + ", 2.0]";
+  const DecoratedRun python = triton_decorated_run(kLibrary, "pruned_axpy", args);
+  ASSERT_EQ(python.kept.size(), 1u);
+  const std::uint64_t before = launches();
+  fn(config(), x, y, n, 2.0f);
+  const std::uint64_t runs = launches() - before;
+  if (python.benchmarked.empty()) {
+    EXPECT_EQ(runs, 1u) << "the installed Triton does not time a lone config; tritonrt did";
+  } else {
+    EXPECT_GT(runs, 1u) << "the installed Triton times a lone config; tritonrt did not";
+  }
+  EXPECT_EQ(last_launch().grid[0], 1u);  // BLOCK 128 covers n
+}
+
 }  // namespace
 }  // namespace tritonrt::test

@@ -81,15 +81,34 @@ def decorated_run(obj, args, target="cuda:90", fastest=None, kwargs=None):
     """Triton's own run of a decorated kernel in warm-up mode (compile, no launch): its
     heuristics, its autotuners (a GPU's timings replaced: every config takes 2 ms, the one at
     index `fastest` 1 ms; Triton's choice, pruning and disk cache are its own) and
-    JITFunction.run. Returns (the compiled kernel, the configs benchmarked as str(config))."""
+    JITFunction.run. Returns (the compiled kernel, the configs benchmarked, the configs its
+    pruning kept), configs as str(config)."""
     from triton.runtime.autotuner import Autotuner
-    benchmarked = []
+    benchmarked, kept = [], []
 
     def bench(self, *_args, config, **_meta):
         benchmarked.append(str(config))
         t = 1.0 if fastest is not None and config is self.configs[fastest] else 2.0
         return [t, t, t]
 
+    def recording(prune):
+
+        def prune_and_record(*prune_args, **prune_kwargs):
+            pruned = prune(*prune_args, **prune_kwargs)
+            kept.extend(str(config) for config in pruned)
+            return pruned
+
+        return prune_and_record
+
+    # Each tuner's own prune_configs (a subclass's override included) is shadowed on the
+    # instance, so that what run() gets is recorded, not what an override's super() returns.
+    tuners = []
+    node = obj
+    while hasattr(node, "fn"):
+        if isinstance(node, Autotuner):
+            tuners.append(node)
+            node.prune_configs = recording(node.prune_configs)
+        node = node.fn
     original = Autotuner._bench
     Autotuner._bench = bench
     try:
@@ -97,7 +116,9 @@ def decorated_run(obj, args, target="cuda:90", fastest=None, kwargs=None):
                               lambda: obj.run(*args, grid=(1, ), warmup=True, **(kwargs or {})))
     finally:
         Autotuner._bench = original
-    return kernel, benchmarked
+        for tuner in tuners:
+            del tuner.prune_configs
+    return kernel, benchmarked, kept
 
 
 def forget_tuning(obj):
