@@ -5,12 +5,18 @@
 #   ./dev.sh example   set up, build, run build/examples/tritonrt_example
 #   ./dev.sh test      set up, build, run every test: ctest + pytest with the pinned Triton
 #                      (.venv, build/), then the CPU tests + pytest with the newest Triton
-#                      and no torch (.venv-latest, build-latest/), then a summary
+#                      and no torch (.venv-latest, build-latest/), then `fuzz` and
+#                      `sanitize` below, then a summary
+#   ./dev.sh fuzz      build the libFuzzer harnesses of tests/fuzz with clang (build-fuzz/),
+#                      run each for a bounded time on a copy of its seed corpus
+#   ./dev.sh sanitize  build with AddressSanitizer + UBSan against .venv, without torch
+#                      (build-asan/), run the CPU tests + pytest there
 #   ./dev.sh setup     set up and build only
 #
 # Overrides (all optional):
 #   TRITONRT_DEV_PYTHON   base interpreter for the virtual environments (default: Python 3.12)
 #   TRITONRT_DEV_NO_APT=1 never call apt-get (missing packages become an error)
+#   TRITONRT_FUZZ_SECONDS seconds each fuzzer runs (default 30)
 #   CMAKE_BUILD_TYPE      default RelWithDebInfo
 #   CMAKE_BUILD_PARALLEL_LEVEL, CTEST_PARALLEL_LEVEL   honoured by cmake / ctest
 set -euo pipefail
@@ -22,9 +28,19 @@ VENV=.venv                          # requirements.txt: what the GPU machine run
 BUILD=build
 VENV_LATEST=.venv-latest            # requirements-latest.txt: newest Triton, no torch
 BUILD_LATEST=build-latest
+BUILD_ASAN=build-asan               # .venv, AddressSanitizer + UBSan, no torch
+BUILD_FUZZ=build-fuzz               # tests/fuzz alone, built with clang
 BUILD_TYPE=${CMAKE_BUILD_TYPE:-RelWithDebInfo}
 JOBS=${CTEST_PARALLEL_LEVEL:-$(nproc)}
 APT_PACKAGES=(cmake g++ ninja-build nlohmann-json3-dev libgtest-dev)
+# For `fuzz`: clang with libFuzzer and its sanitizer runtimes, and llvm-symbolizer for the stacks.
+FUZZ_APT_PACKAGES=(clang-14 libclang-rt-14-dev llvm-14)
+FUZZ_CXX=clang++-14
+FUZZ_SYMBOLIZER=/usr/lib/llvm-14/bin/llvm-symbolizer
+FUZZ_HARNESSES=(metadata target signature bridge)  # tests/fuzz/fuzz_<name>.cpp, corpus/<name>/
+FUZZ_SECONDS=${TRITONRT_FUZZ_SECONDS:-30}
+# Any undefined behaviour stops the program, as an ASan report does, so no test can pass over it.
+SANITIZE_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
 die() { printf 'dev.sh: %s\n' "$*" >&2; exit 1; }
@@ -120,18 +136,22 @@ ensure_venv() {
 
 # --- configure and build ---------------------------------------------------------------------
 
-# ensure_build DIR VENV: configures DIR with Ninja against VENV's Python (only when not yet
-# configured that way; ninja re-runs CMake by itself when a CMakeLists.txt changes), then builds.
+# ensure_build DIR VENV [CMAKE ARGS...]: configures DIR with Ninja against VENV's Python and
+# the extra CMAKE ARGS (only when not yet configured that way; ninja re-runs CMake by itself
+# when a CMakeLists.txt changes), then builds.
 ensure_build() {
-  local dir=$1 python="$ROOT/$2/bin/python" cache="$1/CMakeCache.txt"
+  local dir=$1 python="$ROOT/$2/bin/python" cache="$1/CMakeCache.txt" args_stamp="$1/.dev-cmake-args"
+  shift 2
   if ! [[ -f $dir/build.ninja && -f $cache ]] ||
      ! grep -Eq "^Python_EXECUTABLE:[A-Z]+=$python\$" "$cache" ||
-     ! grep -q "^CMAKE_BUILD_TYPE:STRING=$BUILD_TYPE\$" "$cache"; then
+     ! grep -q "^CMAKE_BUILD_TYPE:STRING=$BUILD_TYPE\$" "$cache" ||
+     [[ $(cat "$args_stamp" 2>/dev/null) != "$*" ]]; then
     if [[ -f $cache ]] && ! grep -q "^CMAKE_GENERATOR:INTERNAL=Ninja\$" "$cache"; then
       rm -rf "$cache" "$dir/CMakeFiles"  # configured by another generator: start over
     fi
     say "configuring $dir (Python: $python)"
-    cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DPython_EXECUTABLE="$python"
+    cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DPython_EXECUTABLE="$python" "$@"
+    printf '%s' "$*" >"$args_stamp"
   fi
   [[ -f $dir/.gitignore ]] || echo '*' >"$dir/.gitignore"  # keeps build dirs out of `git status`
   say "building $dir"
@@ -151,6 +171,30 @@ setup_pinned() {
 setup_latest() {
   ensure_venv "$VENV_LATEST" requirements-latest.txt
   ensure_build "$BUILD_LATEST" "$VENV_LATEST"
+}
+
+# The pinned environment, instrumented; torch stays out (its libraries are not instrumented,
+# and a Python process would have to preload the ASan runtime to load the operator library).
+setup_asan() {
+  local link=-fsanitize=address,undefined
+  ensure_venv "$VENV" requirements.txt
+  ensure_build "$BUILD_ASAN" "$VENV" -DTRITONRT_BUILD_TORCH=OFF -DTRITONRT_BUILD_BENCHMARKS=OFF \
+    -DCMAKE_CXX_FLAGS="$SANITIZE_FLAGS" \
+    -DCMAKE_EXE_LINKER_FLAGS="$link" -DCMAKE_SHARED_LINKER_FLAGS="$link" -DCMAKE_MODULE_LINKER_FLAGS="$link"
+}
+
+# tests/fuzz is a project of its own (no Python, no CUDA): the parsers' sources and the harnesses.
+setup_fuzz() {
+  apt_install "${APT_PACKAGES[@]}" "${FUZZ_APT_PACKAGES[@]}"
+  local cache="$BUILD_FUZZ/CMakeCache.txt"
+  if ! [[ -f $BUILD_FUZZ/build.ninja && -f $cache ]] || ! grep -q "^CMAKE_CXX_COMPILER:.*/$FUZZ_CXX\$" "$cache"; then
+    rm -rf "$cache" "$BUILD_FUZZ/CMakeFiles"  # a compiler is chosen once per build dir
+    say "configuring $BUILD_FUZZ (compiler: $FUZZ_CXX)"
+    cmake -S tests/fuzz -B "$BUILD_FUZZ" -G Ninja -DCMAKE_CXX_COMPILER="$FUZZ_CXX"
+  fi
+  [[ -f $BUILD_FUZZ/.gitignore ]] || echo '*' >"$BUILD_FUZZ/.gitignore"
+  say "building $BUILD_FUZZ"
+  cmake --build "$BUILD_FUZZ"
 }
 
 # --- tests -----------------------------------------------------------------------------------
@@ -194,20 +238,73 @@ EOF
     "$label" "$ctest_result" "$pytest_result")")
 }
 
+# run_sanitize: the CPU tests and pytest in build-asan, under the environment they need there.
+run_sanitize() {
+  # detect_leaks=0: CPython does not free what it allocates before exit; every test would fail.
+  # use_sigaltstack=0: LLVM (in Triton) swaps a thread's signal stack for its own; ASan fails to unmap that one at thread exit.
+  # abort_on_error=1: a report ends the process with SIGABRT, which no test expects (the CLI's own errors exit 1 or 2).
+  local -x ASAN_OPTIONS=detect_leaks=0:use_sigaltstack=0:abort_on_error=1
+  # print_stacktrace=1: UBSan reports say where; abort_on_error=1 as above.
+  local -x UBSAN_OPTIONS=print_stacktrace=1:abort_on_error=1
+  # A Triton cache of its own, emptied each run: kernels are compiled (LLVM and all) under ASan every time.
+  local -x TRITON_CACHE_DIR="$ROOT/$BUILD_ASAN/triton-cache"
+  # test_ops.py needs the operator library, which needs torch, which this build leaves out.
+  local -x PYTEST_ADDOPTS="--ignore=$ROOT/tests/python/test_ops.py"
+  rm -rf "$TRITON_CACHE_DIR"
+  run_ctest "$BUILD_ASAN/ (ASan+UBSan, triton $(version_of "$VENV" triton))" "$BUILD_ASAN" "$VENV" -L cpu
+}
+
+# run_fuzz HARNESS: runs build-fuzz/fuzz_HARNESS for FUZZ_SECONDS on a scratch copy of its seed
+# corpus (the repository's is never written), then one line for the summary. A failing input
+# is saved as build-fuzz/crashes/HARNESS-*; `build-fuzz/fuzz_HARNESS FILE` runs it again.
+run_fuzz() {
+  local harness=$1 corpus="$BUILD_FUZZ/corpus/$1" log="$BUILD_FUZZ/fuzz_$1.log" status=0 result
+  rm -rf "$corpus"
+  mkdir -p "$corpus" "$BUILD_FUZZ/crashes"
+  cp tests/fuzz/corpus/"$harness"/* "$corpus"/
+  local seeds
+  seeds=$(find "$corpus" -type f | wc -l)
+  say "fuzzing $harness for ${FUZZ_SECONDS}s (log: $log)"
+  ASAN_SYMBOLIZER_PATH=$FUZZ_SYMBOLIZER "$BUILD_FUZZ/fuzz_$harness" -max_total_time="$FUZZ_SECONDS" -timeout=5 \
+    -rss_limit_mb=2048 -artifact_prefix="$BUILD_FUZZ/crashes/$harness-" "$corpus" >"$log" 2>&1 || status=$?
+  if ((status == 0)); then
+    result="$(sed -En 's/^Done ([0-9]+) runs in ([0-9]+) second.*/\1 runs in \2 s/p' "$log"), $seeds seeds -> $(find "$corpus" -type f | wc -l) inputs, no failure"
+  else
+    FAILED=1
+    tail -n 60 "$log"
+    result="FAILED (exit $status): $(sed -En 's/.*Test unit written to (.*)/\1/p' "$log" | tail -1)"
+  fi
+  SUMMARY+=("$(printf '%-4s  %-44s  fuzz: %s' "$( ((status == 0)) && echo ok || echo FAIL)" \
+    "$BUILD_FUZZ/fuzz_$harness (${FUZZ_SECONDS}s)" "$result")")
+}
+
+fuzz_all() {
+  local harness
+  for harness in "${FUZZ_HARNESSES[@]}"; do run_fuzz "$harness"; done
+}
+
+# summary LOGS...: the summary lines; exits 1, naming LOGS, when a step failed.
+summary() {
+  echo
+  say "summary"
+  printf '%s\n' "${SUMMARY[@]}"
+  if ((FAILED)); then
+    echo "FAILED (full logs: $*)"
+    exit 1
+  fi
+  echo "all tests passed"
+}
+
 test_all() {
   # 1. The pinned environment (what the GPU machine runs): every test; GPU tests skip without a GPU.
   run_ctest "$BUILD/ (triton $(version_of "$VENV" triton), torch $(version_of "$VENV" torch))" "$BUILD" "$VENV"
   # 2. The newest Triton, without torch: the core's CPU tests and pytest.
   run_ctest "$BUILD_LATEST/ (triton $(version_of "$VENV_LATEST" triton), no torch)" "$BUILD_LATEST" \
     "$VENV_LATEST" -L cpu
-  echo
-  say "summary"
-  printf '%s\n' "${SUMMARY[@]}"
-  if ((FAILED)); then
-    echo "FAILED (full logs: $BUILD/dev-ctest.log, $BUILD_LATEST/dev-ctest.log)"
-    exit 1
-  fi
-  echo "all tests passed"
+  # 3. The parsers of outside text, fuzzed; 4. the CPU tests under AddressSanitizer + UBSan.
+  fuzz_all
+  run_sanitize
+  summary "$BUILD/dev-ctest.log, $BUILD_LATEST/dev-ctest.log, $BUILD_FUZZ/fuzz_*.log, $BUILD_ASAN/dev-ctest.log"
 }
 
 usage() {
@@ -225,7 +322,20 @@ case ${1:-} in
     setup_system
     setup_pinned
     setup_latest
+    setup_fuzz
+    setup_asan
     test_all
+    ;;
+  fuzz)
+    setup_fuzz
+    fuzz_all
+    summary "$BUILD_FUZZ/fuzz_*.log"
+    ;;
+  sanitize)
+    setup_system
+    setup_asan
+    run_sanitize
+    summary "$BUILD_ASAN/dev-ctest.log"
     ;;
   setup)
     setup_system
