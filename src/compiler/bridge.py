@@ -278,6 +278,46 @@ def load_kernel(source, name):
     })
 
 
+def dependencies(handle):
+    """The files Triton's cache key for kernel `handle` depends on, for C++ to re-check without
+    Python (src/store/index.cpp): the kernel's source file, those of the @triton.jit functions
+    it calls (recursively) and of the modules whose globals it reads, and Triton's own
+    `__init__.py` (which holds its version). Answer: JSON, a list of absolute paths."""
+    import inspect
+    import triton
+    from triton.runtime.jit import JITCallable
+
+    files = []
+
+    def add(path):
+        if path and path not in files:
+            files.append(path)
+
+    seen = set()
+
+    def visit(fn):
+        if id(fn) in seen:
+            return
+        seen.add(id(fn))
+        fn.cache_key  # fills used_global_vals, as compiling does
+        add(inspect.getsourcefile(fn.fn))
+        for _value, scope in getattr(fn, "used_global_vals", {}).values():
+            add(scope.get("__file__") if isinstance(scope, dict) else None)
+        scope = fn.fn.__globals__
+        for name in fn.fn.__code__.co_names:
+            value = scope.get(name)
+            candidates = [value]
+            if inspect.ismodule(value):  # `helpers.fn(...)`: the module's JIT functions
+                candidates = [getattr(value, attr, None) for attr in fn.fn.__code__.co_names]
+            for candidate in candidates:
+                if isinstance(candidate, JITCallable):
+                    visit(candidate)
+
+    visit(_kernels[handle])
+    add(inspect.getsourcefile(triton))
+    return _json([_printable(os.path.abspath(f)) for f in files])
+
+
 def _printable(text):
     """Text from file names, which may hold bytes that are not UTF-8, as valid text (those bytes escaped)."""
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")

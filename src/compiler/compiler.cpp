@@ -9,6 +9,8 @@
 
 #include "common/errors.h"
 #include "common/log.h"
+#include "common/json.h"
+#include "store/index.h"
 #include "store/triton_cache.h"
 
 namespace tritonrt::detail {
@@ -124,22 +126,78 @@ Compiler& Compiler::get() {
 }
 
 LoadedKernel load_kernel(std::string_view source, std::string_view name) {
-  return parse_kernel_description(Compiler::get().describe_kernel(source, name));
-}
-
-const SpecializationRules& specialization_rules() {
-  static const SpecializationRules rules = parse_specialization_rules(Compiler::get().specialization_rules());
-  return rules;
+  const KernelIndex* index = KernelIndex::get();
+  std::string why = "the index is off (TRITONRT_INDEX=off)";
+  if (index != nullptr) {
+    if (auto found = index->find_kernel(source, name, why)) {
+      try {
+        LoadedKernel kernel = parse_kernel_description(found->description);
+        kernel.rules = std::make_shared<const SpecializationRules>(parse_specialization_rules(found->rules));
+        kernel.handle = -1;
+        kernel.source = source;
+        kernel.name = name;
+        kernel.index_fingerprint = std::move(found->fingerprint);
+        log(LogLevel::debug, error_message({name}, "loaded from the index, without Python"));
+        return kernel;
+      } catch (const Error& e) {
+        why = "its index record does not parse: " + without_prefix(e.what());
+      }
+    }
+    log(LogLevel::debug, error_message({name}, "not served by the index (" + why + "): loading it through Python"));
+  }
+  Compiler* compiler = nullptr;
+  try {
+    compiler = &Compiler::get();
+  } catch (const PythonError& e) {
+    raise<PythonError>({name}, "cannot be loaded from '" + std::string(source) + "': tritonrt's index cannot serve it (" +
+                                   why + ") and Python is unavailable (" + without_prefix(e.what()) + ")");
+  }
+  // The installed Triton's rules, asked once per process.
+  static const std::string rules_json = compiler->specialization_rules();
+  static const auto rules = std::make_shared<const SpecializationRules>(parse_specialization_rules(rules_json));
+  const std::string description = compiler->describe_kernel(source, name);
+  LoadedKernel kernel = parse_kernel_description(description);
+  kernel.rules = rules;
+  kernel.source = source;
+  kernel.name = name;
+  if (index != nullptr) {
+    const JsonReader<PythonError> read({name}, "the bridge's list of the kernel's files");
+    const auto files = read.parse(compiler->kernel_dependencies(kernel));
+    if (!files.is_array()) read.fail("is not a list");
+    std::vector<std::string> paths;
+    for (const auto& file : files) paths.push_back(read.as<std::string>(file, "files"));
+    kernel.index_fingerprint = index->put_kernel(source, name, {description, rules_json, ""}, paths);
+  }
+  return kernel;
 }
 
 Artifact compile(const LoadedKernel& kernel, const Target& target, const CompileOptions& options,
-                 const std::vector<CompileParam>& params) {
+                 const std::vector<CompileParam>& params, const std::string& key) {
   const ErrorSite site{kernel.signature.name};
+  const KernelIndex* index = kernel.index_fingerprint.empty() ? nullptr : KernelIndex::get();
+  const std::string index_key = kernel.index_fingerprint + "|" + key;
+  if (index != nullptr) {
+    if (auto found = index->find_artifact(kernel.source, kernel.name, index_key, target)) {
+      log(LogLevel::debug, error_message(site, "artifact for " + target.str() + " found in the index"));
+      return std::move(*found);
+    }
+  }
+  Compiler* compiler = nullptr;
+  try {
+    compiler = &Compiler::get();
+  } catch (const PythonError& e) {
+    raise<PythonError>(site, std::string(index != nullptr ? "tritonrt's index holds no artifact" : "nothing compiled") +
+                                 " for this call (" + key + "), and Python is unavailable to compile it (" +
+                                 without_prefix(e.what()) + ")");
+  }
   for (int attempt = 0;; ++attempt) {
-    CompiledFiles files = Compiler::get().compile(kernel, target, options, params);
+    CompiledFiles files = compiler->compile(kernel, target, options, params);
     Artifact artifact;
     const auto problem = make_artifact(files, target, artifact);
-    if (!problem) return artifact;
+    if (!problem) {
+      if (index != nullptr) index->put_artifact(kernel.source, kernel.name, index_key, artifact);
+      return artifact;
+    }
     if (!files.from_cache) {
       // Just compiled, not read from a damaged entry: setting it aside would not help.
       raise<ArtifactError>(site, "Triton compiled an artifact tritonrt cannot use for " + target.str() + " (in " +

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -50,9 +51,16 @@ struct DecoratorLayer {
   bool tune_lone_pruned = true;  ///< the one config pruning left is benchmarked all the same (Triton < 3.8)
 };
 
-/// A kernel imported into the interpreter.
+/// A kernel as the call path knows it: described by the bridge, or read back from
+/// tritonrt's index (src/store/index.h) without Python.
 struct LoadedKernel {
-  int handle = -1;
+  std::string source, name;  ///< as JitFunction::get was given them
+  /// The bridge's number for the kernel once Python imported it; -1 while it has not (a
+  /// kernel from the index is imported on the first call that needs Python). Set by the
+  /// compiler module with the GIL held.
+  mutable int handle = -1;
+  std::shared_ptr<const SpecializationRules> rules;  ///< those of the Triton that described it
+  std::string index_fingerprint;  ///< the index record's, or "" when it is not indexed
   KernelSignature signature;
   std::vector<ParamRule> param_rules;  ///< per parameter, in the specializer's compact form
   std::vector<std::optional<Arg>> defaults;  ///< Arg form of each Python default, if any
@@ -104,6 +112,8 @@ class Compiler {
   virtual std::string describe_kernel(std::string_view source, std::string_view name) = 0;
   /// How the installed Triton specializes values (JSON).
   virtual std::string specialization_rules() = 0;
+  /// The files the kernel's cache key depends on (JSON list of paths; bridge.dependencies).
+  virtual std::string kernel_dependencies(const LoadedKernel& kernel) = 0;
   /// Compiles one specialization; throws CompileError or TargetError.
   virtual CompiledFiles compile(const LoadedKernel& kernel, const Target& target, const CompileOptions& options,
                                 const std::vector<CompileParam>& params) = 0;
@@ -133,7 +143,10 @@ class Compiler {
   static Compiler& get();
 };
 
-/// Kernel `name` of `source`, imported once per source; throws SourceError.
+/// Kernel `name` of `source`: from tritonrt's index when it holds a fresh record (no Python
+/// started), otherwise imported through Python (once per source) and recorded in the index.
+/// Throws SourceError, or PythonError saying why the index could not serve it when Python
+/// cannot be loaded.
 LoadedKernel load_kernel(std::string_view source, std::string_view name);
 
 /// The bridge's description of a kernel (JSON) in C++ form; a malformed description is a
@@ -143,17 +156,16 @@ LoadedKernel parse_kernel_description(std::string_view json);
 /// The bridge's answer from a heuristic (JSON) in C++ form.
 HeuristicResult parse_heuristic_result(const LoadedKernel& kernel, std::string_view json);
 
-/// How the installed Triton specializes values, asked once.
-const SpecializationRules& specialization_rules();
-
 /// The bridge's answer about the specialization rules (JSON) in C++ form.
 SpecializationRules parse_specialization_rules(std::string_view json);
 
-/// Compiles one specialization and checks the result: an entry of Triton's cache that is
-/// unreadable or invalid (src/store) is set aside and compiled once more; still invalid is
-/// an ArtifactError.
+/// The artifact for one specialization, `key` naming it (target, options, specialization):
+/// from tritonrt's index when the kernel is indexed and the index holds it, otherwise
+/// compiled through Triton and checked (an entry of Triton's cache that is unreadable or
+/// invalid is set aside and compiled once more; still invalid is an ArtifactError), then
+/// recorded in the index.
 Artifact compile(const LoadedKernel& kernel, const Target& target, const CompileOptions& options,
-                 const std::vector<CompileParam>& params);
+                 const std::vector<CompileParam>& params, const std::string& key);
 
 /// Lets go of the GIL for its lifetime if the calling thread holds it, so that waiting on a
 /// lock another thread holds while it compiles (and needs the GIL) cannot deadlock. Works

@@ -215,6 +215,24 @@ std::string PythonCompiler::specialization_rules() {
   }
 }
 
+int PythonCompiler::handle(const LoadedKernel& kernel) {
+  if (kernel.handle < 0) {
+    // Described by the index: imported now, on the first call that needs Python.
+    const std::string description = describe_kernel(kernel.source, kernel.name);
+    kernel.handle = py::module_::import("json").attr("loads")(py::bytes(description))["handle"].cast<int>();
+  }
+  return kernel.handle;
+}
+
+std::string PythonCompiler::kernel_dependencies(const LoadedKernel& kernel) {
+  py::gil_scoped_acquire gil;
+  try {
+    return bridge_module().attr("dependencies")(handle(kernel)).cast<std::string>();
+  } catch (py::error_already_set& e) {
+    rethrow(e, {kernel.signature.name}, "listing the files it depends on");
+  }
+}
+
 std::string PythonCompiler::describe_kernel(std::string_view source, std::string_view name) {
   py::gil_scoped_acquire gil;
   try {
@@ -241,7 +259,7 @@ CompiledFiles PythonCompiler::compile(const LoadedKernel& kernel, const Target& 
     for_each_option(options, [&](const char* name, const auto& value) {
       if (value) opts[name] = *value;
     });
-    const py::tuple result = bridge_module().attr("compile")(kernel.handle, target.backend, target.arch,
+    const py::tuple result = bridge_module().attr("compile")(handle(kernel), target.backend, target.arch,
                                                              target.warp_size, spec, opts);
     files.metadata_json = result[0].cast<std::string>();
     files.binary = result[1].cast<std::string>();
@@ -267,7 +285,7 @@ std::string PythonCompiler::run_heuristic(const LoadedKernel& kernel, std::size_
   py::gil_scoped_acquire gil;
   try {
     return bridge_module()
-        .attr("run_heuristic")(kernel.handle, layer, name, python_args(kernel, args))
+        .attr("run_heuristic")(handle(kernel), layer, name, python_args(kernel, args))
         .cast<std::string>();
   } catch (py::error_already_set& e) {
     rethrow(e, {kernel.signature.name}, "heuristic '" + name + "' raised");
@@ -282,7 +300,7 @@ std::vector<std::size_t> PythonCompiler::prune_configs(const LoadedKernel& kerne
     py::list names;
     for (const auto i : given) names.append(kernel.signature.params[i].name);
     return bridge_module()
-        .attr("prune_configs")(kernel.handle, layer, python_args(kernel, args), names)
+        .attr("prune_configs")(handle(kernel), layer, python_args(kernel, args), names)
         .cast<std::vector<std::size_t>>();
   } catch (py::error_already_set& e) {
     rethrow(e, {kernel.signature.name}, "pruning the autotune configs");
@@ -294,7 +312,7 @@ void PythonCompiler::run_hook(const LoadedKernel& kernel, std::size_t layer, con
                               bool reset_only) {
   py::gil_scoped_acquire gil;
   try {
-    bridge_module().attr("run_hook")(kernel.handle, layer, which, python_args(kernel, args),
+    bridge_module().attr("run_hook")(handle(kernel), layer, which, python_args(kernel, args),
                                      py::int_(reinterpret_cast<std::uintptr_t>(stream)), config, reset_only);
   } catch (py::error_already_set& e) {
     rethrow(e, {kernel.signature.name}, std::string("the autotuner's ") + (std::string(which) == "config" ? "config pre_hook" : which) + " raised");
@@ -306,7 +324,7 @@ std::optional<std::vector<std::optional<std::vector<double>>>> PythonCompiler::r
     const std::vector<std::size_t>& configs) {
   py::gil_scoped_acquire gil;
   try {
-    const py::object found = bridge_module().attr("read_tuning")(kernel.handle, layer, target.backend, target.arch,
+    const py::object found = bridge_module().attr("read_tuning")(handle(kernel), layer, target.backend, target.arch,
                                                                  target.warp_size, python_key(key), python_indices(configs));
     if (found.is_none()) return std::nullopt;
     return found.cast<std::vector<std::optional<std::vector<double>>>>();
@@ -320,7 +338,7 @@ void PythonCompiler::write_tuning(const LoadedKernel& kernel, std::size_t layer,
                                   const std::vector<std::vector<double>>& timings) {
   py::gil_scoped_acquire gil;
   try {
-    bridge_module().attr("write_tuning")(kernel.handle, layer, target.backend, target.arch, target.warp_size,
+    bridge_module().attr("write_tuning")(handle(kernel), layer, target.backend, target.arch, target.warp_size,
                                          python_key(key), python_indices(configs), timings);
   } catch (py::error_already_set& e) {
     rethrow(e, {kernel.signature.name}, "persisting a tuning result");

@@ -12,6 +12,7 @@ class PythonCompiler final : public Compiler {
   PythonCompiler();
   std::string describe_kernel(std::string_view source, std::string_view name) override;
   std::string specialization_rules() override;
+  std::string kernel_dependencies(const LoadedKernel& kernel) override;
   CompiledFiles compile(const LoadedKernel& kernel, const Target& target, const CompileOptions& options,
                         const std::vector<CompileParam>& params) override;
   std::string run_heuristic(const LoadedKernel& kernel, std::size_t layer, const std::string& name,
@@ -25,6 +26,11 @@ class PythonCompiler final : public Compiler {
       const std::vector<std::size_t>& configs) override;
   void write_tuning(const LoadedKernel& kernel, std::size_t layer, const Target& target, const std::vector<Arg>& key,
                     const std::vector<std::size_t>& configs, const std::vector<std::vector<double>>& timings) override;
+
+ private:
+  /// The bridge's handle for the kernel, importing it first when it came from the index
+  /// (the GIL held).
+  int handle(const LoadedKernel& kernel);
 };
 
 }  // namespace tritonrt::detail

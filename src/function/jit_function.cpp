@@ -51,7 +51,7 @@ JitFunction& JitFunction::get(std::string_view source, std::string_view name) {
 
 JitFunction::JitFunction(std::string_view source, std::string_view name) : impl_(std::make_unique<Impl>()) {
   impl_->kernel = detail::load_kernel(source, name);
-  impl_->triton_rules = &detail::specialization_rules();
+  impl_->triton_rules = impl_->kernel.rules.get();
   impl_->param_count = impl_->kernel.signature.params.size();
   signature_ = impl_->kernel.signature;
   std::size_t heuristics = 0;
@@ -196,7 +196,7 @@ std::shared_ptr<const Artifact> JitFunction::Impl::compile(const KernelSignature
   }
   if (owner) {
     try {
-      auto artifact = std::make_shared<Artifact>(detail::compile(kernel, target, options, params));
+      auto artifact = std::make_shared<Artifact>(detail::compile(kernel, target, options, params, key));
       artifact->specialization = std::move(spec);
       promise.set_value(std::move(artifact));
     } catch (...) {

@@ -5,14 +5,31 @@
 #include <pybind11/embed.h>
 #include <pybind11/stl.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "compiler/compiler.h"
 #include "tritonrt/tritonrt.h"
 
 namespace tritonrt::test {
 
 inline const std::string kKernels = TRITONRT_TEST_KERNELS;  // tests/kernels
+
+// These suites check tritonrt's path through Python against Triton's: tritonrt's index
+// (tests/cpu/test_index.cpp, tests/python/test_index.py test it) would serve their calls
+// without it on a second run. Set before main(); TRITONRT_INDEX=on in the environment wins.
+[[maybe_unused]] inline const bool kIndexOff = setenv("TRITONRT_INDEX", "off", 0) == 0;
+
+// Holds the GIL of tritonrt's interpreter, starting it (and its bridge) first: a kernel
+// served by tritonrt's index leaves Python unstarted.
+class [[gnu::visibility("hidden")]] ReferenceGil {  // hidden, as pybind11's types are
+ public:
+  ReferenceGil() { detail::Compiler::get(); }
+
+ private:
+  pybind11::gil_scoped_acquire gil_{};
+};
 
 inline pybind11::object reference_module() {
   namespace py = pybind11;
@@ -40,14 +57,14 @@ inline pybind11::object python_args(const std::string& expr) {
 
 inline std::string reference_specialization(const std::string& source, const std::string& name,
                                             const std::string& args, const std::string& target = "cuda:90") {
-  pybind11::gil_scoped_acquire gil;
+  const ReferenceGil gil;
   return reference_module().attr("specialization")(kernel_object(source, name), python_args(args), target)
       .cast<std::string>();
 }
 
 inline std::string reference_hash(const std::string& source, const std::string& name, const std::string& args,
                                   const std::string& target, const pybind11::dict* options = nullptr) {
-  pybind11::gil_scoped_acquire gil;
+  const ReferenceGil gil;
   const pybind11::dict kwargs = options ? *options : pybind11::dict();
   return reference_module().attr("compiled_hash")(kernel_object(source, name), python_args(args), target,
                                                   **kwargs).cast<std::string>();
@@ -73,7 +90,7 @@ struct DecoratedRun {
 inline DecoratedRun triton_decorated_run(const std::string& source, const std::string& name, const std::string& args,
                                          int fastest = -1, const std::string& target = "cuda:90") {
   namespace py = pybind11;
-  py::gil_scoped_acquire gil;
+  const ReferenceGil gil;
   const py::object obj = decorated_object(source, name);
   const py::object ref = reference_module();
   ref.attr("forget_tuning")(obj);

@@ -39,7 +39,7 @@ TEST(Compile, SameHashAsTritonWithOptionsAndOtherTarget) {
   options.enable_fp_fusion = false;
   const auto art = fn.compile(Target::parse("cuda:80"), options, fptr(16), fptr(20), 1, 1 << 20, 0.5, false,
                               std::nullopt, 128, "x");
-  py::gil_scoped_acquire gil;
+  const ReferenceGil gil;
   py::dict kw;
   kw["num_warps"] = 8;
   kw["num_stages"] = 2;
@@ -70,7 +70,7 @@ TEST(Compile, SameHashAsTritonForAnnotationsDefaultsAndPackages) {
 TEST(Compile, ImportableModuleNameAndPathSpellingsShareOneKernel) {
   JitFunction::get(kSig, "plain");  // starts the interpreter before the GIL is taken below
   {
-    py::gil_scoped_acquire gil;
+    const ReferenceGil gil;
     py::module_::import("sys").attr("path").attr("append")(kKernels);
   }
   const std::string path = kKernels + "/pkg/scale.py";
@@ -119,7 +119,7 @@ TEST(Compile, ModuleIsImportedOnce) {
   a.compile(Target::parse("cuda:90"), {}, fptr(16), fptr(32), 1000, 7, 0.5, true, std::nullopt, 64, 2);
   EXPECT_EQ(&a, &JitFunction::get(kSig, "plain"));
   EXPECT_NE(&a, &b);
-  py::gil_scoped_acquire gil;
+  const ReferenceGil gil;
   const auto imports = py::module_::import("builtins").attr("tritonrt_test_imports").cast<py::list>();
   int count = 0;
   for (auto name : imports) count += py::str(name).cast<std::string>() == "signatures";

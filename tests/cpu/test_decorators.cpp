@@ -96,7 +96,7 @@ TEST(Decorators, HeuristicsLeadToTritonsKernel) {
 }
 
 std::map<std::string, int> heuristic_calls() {
-  py::gil_scoped_acquire gil;
+  const ReferenceGil gil;
   return py::module_::import("builtins").attr("tritonrt_heuristic_calls").cast<std::map<std::string, int>>();
 }
 

@@ -7,6 +7,11 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 
+# These tests check tritonrt's path through Python and Triton's cache (the CLI's and the
+# operators' processes inherit this); tritonrt's own index would serve their calls without
+# either on a second run. test_index.py, which tests the index, turns it on where it runs.
+os.environ.setdefault("TRITONRT_INDEX", "off")
+
 
 @pytest.fixture(scope="session")
 def cli():

@@ -1,0 +1,256 @@
+#include "store/index.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <system_error>
+#include <variant>
+
+#include "common/errors.h"
+#include "common/log.h"
+#include "common/sha256.h"
+#include "store/triton_cache.h"
+
+extern char** environ;
+
+namespace tritonrt::detail {
+namespace {
+
+constexpr std::string_view kMagic = "tritonrt-index";
+constexpr int kFormat = 1;
+
+// The environment Triton's compile may read: every TRITON_, MLIR_ and LLVM_ variable. A
+// superset of what Triton's cache key covers, so a change here recompiles at worst.
+std::map<std::string, std::string> compile_environment() {
+  std::map<std::string, std::string> out;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const auto eq = entry.find('=');
+    if (eq == std::string_view::npos) continue;
+    const auto name = entry.substr(0, eq);
+    if (name.starts_with("TRITON_") || name.starts_with("MLIR_") || name.starts_with("LLVM_")) {
+      out.emplace(name, entry.substr(eq + 1));
+    }
+  }
+  return out;
+}
+
+std::optional<std::string> read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (in.bad()) return std::nullopt;
+  return std::move(bytes).str();
+}
+
+// A record: "tritonrt-index <format> <kind> <json bytes> <binary bytes> <sha256 of both>\n",
+// then the JSON, then the binary.
+std::string record(std::string_view kind, const std::string& json, std::string_view binary) {
+  const std::string digest = Sha256().update(json).update(binary).hex();
+  std::string out = std::string(kMagic) + " " + std::to_string(kFormat) + " " + std::string(kind) + " " +
+                    std::to_string(json.size()) + " " + std::to_string(binary.size()) + " " + digest + "\n";
+  out += json;
+  out += binary;
+  return out;
+}
+
+struct Record {
+  nlohmann::json json;
+  std::string binary;
+};
+
+// The record of `kind` in `bytes`, or why it is not one.
+std::variant<Record, std::string> parse_record(std::string_view kind, const std::string& bytes) {
+  const auto newline = bytes.find('\n');
+  if (newline == std::string::npos || newline > 256) return std::string("it has no header line");
+  std::istringstream header(bytes.substr(0, newline));
+  std::string magic, found_kind, digest;
+  int format = 0;
+  std::size_t json_size = 0, binary_size = 0;
+  if (!(header >> magic >> format >> found_kind >> json_size >> binary_size >> digest) || magic != kMagic) {
+    return std::string("its header is not a tritonrt index header");
+  }
+  if (format != kFormat) return "it is in format " + std::to_string(format) + ", this tritonrt reads format 1";
+  if (found_kind != kind) return "it holds a " + found_kind + ", not a " + std::string(kind);
+  const std::string_view body = std::string_view(bytes).substr(newline + 1);
+  if (json_size > body.size() || binary_size != body.size() - json_size) {
+    return "its size does not match its header (cut short or appended to)";
+  }
+  if (Sha256().update(body).hex() != digest) return std::string("its checksum does not match (damaged)");
+  Record out;
+  try {
+    out.json = nlohmann::json::parse(body.substr(0, json_size));
+  } catch (const nlohmann::json::exception&) {
+    return std::string("its JSON does not parse");
+  }
+  if (!out.json.is_object()) return std::string("its JSON is not an object");
+  out.binary = body.substr(json_size);
+  return out;
+}
+
+// Writes `bytes` to `path` so that a reader sees the whole file or none.
+void write_atomically(const std::filesystem::path& path, const std::string& bytes) {
+  static std::atomic<unsigned> counter{0};
+  std::error_code ec;
+  std::filesystem::create_directories(path.parent_path(), ec);
+  const auto temporary = path.string() + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.close();
+    if (!out) {
+      std::filesystem::remove(temporary, ec);
+      log(LogLevel::warning, "could not write the index file " + path.string() + " (is " +
+                                 path.parent_path().string() + " writable?); going on without it");
+      return;
+    }
+  }
+  std::filesystem::rename(temporary, path, ec);
+  if (ec) {
+    std::filesystem::remove(temporary, ec);
+    log(LogLevel::warning, "could not write the index file " + path.string() + ": " + ec.message());
+  }
+}
+
+// The record of `kind` at `path`; nullopt when there is none, or when it is damaged (then
+// it is set aside and the reason logged, and `why` says so).
+std::optional<Record> load(const std::filesystem::path& path, std::string_view kind, std::string_view site,
+                           std::string& why) {
+  const auto bytes = read_file(path);
+  if (!bytes) {
+    why = "it is not in the index";
+    return std::nullopt;
+  }
+  auto parsed = parse_record(kind, *bytes);
+  if (auto* r = std::get_if<Record>(&parsed)) return std::move(*r);
+  const std::string moved = set_aside(path.string());
+  why = "its index file " + path.string() + " is invalid: " + std::get<std::string>(parsed);
+  log(LogLevel::warning, error_message({site}, why + "; " + (moved.empty() ? "it was gone" : "set aside as " + moved)));
+  return std::nullopt;
+}
+
+std::filesystem::path default_dir() {
+  if (const char* dir = std::getenv("TRITONRT_CACHE_DIR"); dir && *dir) return dir;
+  if (const char* dir = std::getenv("TRITON_CACHE_DIR"); dir && *dir) return std::filesystem::path(dir) / "tritonrt";
+  const char* home = std::getenv("TRITON_HOME");
+  if (home == nullptr || *home == '\0') home = std::getenv("HOME");
+  return std::filesystem::path(home && *home ? home : "/tmp") / ".triton" / "cache" / "tritonrt";
+}
+
+}  // namespace
+
+KernelIndex* KernelIndex::get() {
+  static KernelIndex* const index = [] {
+    const char* off = std::getenv("TRITONRT_INDEX");
+    return off && std::string_view(off) == "off" ? nullptr : new KernelIndex(default_dir());
+  }();
+  return index;
+}
+
+std::filesystem::path KernelIndex::kernel_dir(std::string_view source, std::string_view name) const {
+  return dir_ / ("v" + std::to_string(kFormat)) /
+         Sha256().update(source).update(std::string_view("\0", 1)).update(name).hex().substr(0, 32);
+}
+
+std::optional<IndexedKernel> KernelIndex::find_kernel(std::string_view source, std::string_view name,
+                                                      std::string& why) const {
+  auto record = load(kernel_dir(source, name) / "kernel", "kernel", name, why);
+  if (!record) return std::nullopt;
+  const auto& j = record->json;
+  try {
+    if (j.at("source").get<std::string>() != source || j.at("name").get<std::string>() != name) {
+      why = "its index entry is another kernel's";  // a 128-bit prefix collision
+      return std::nullopt;
+    }
+    for (const auto& file : j.at("files")) {
+      const auto path = file.at("path").get<std::string>();
+      const auto bytes = read_file(path);
+      if (!bytes) {
+        why = "'" + path + "', which it was compiled from, is gone";
+        return std::nullopt;
+      }
+      if (sha256_hex(*bytes) != file.at("sha256").get<std::string>()) {
+        why = "'" + path + "' changed since it was compiled";
+        return std::nullopt;
+      }
+    }
+    const auto now = compile_environment();
+    const auto then = j.at("environment").get<std::map<std::string, std::string>>();
+    if (now != then) {
+      for (const auto& [variable, value] : now) {
+        if (!then.contains(variable) || then.at(variable) != value) why = "the environment variable " + variable + " changed";
+      }
+      for (const auto& [variable, value] : then) {
+        if (!now.contains(variable)) why = "the environment variable " + variable + " was unset";
+      }
+      return std::nullopt;
+    }
+    return IndexedKernel{j.at("description").get<std::string>(), j.at("rules").get<std::string>(),
+                         j.at("fingerprint").get<std::string>()};
+  } catch (const nlohmann::json::exception&) {
+    why = "its index entry lacks a field this tritonrt reads";
+    return std::nullopt;
+  }
+}
+
+std::string KernelIndex::put_kernel(std::string_view source, std::string_view name, const IndexedKernel& kernel,
+                                    const std::vector<std::string>& files) const {
+  nlohmann::json j = {{"source", source}, {"name", name}, {"description", kernel.description},
+                      {"rules", kernel.rules}, {"environment", compile_environment()}};
+  j["files"] = nlohmann::json::array();
+  for (const auto& path : files) {
+    const auto bytes = read_file(path);
+    if (!bytes) return "";  // a file that cannot be read back cannot be checked: leave it unindexed
+    j["files"].push_back({{"path", path}, {"sha256", sha256_hex(*bytes)}});
+  }
+  const auto dump = [](const nlohmann::json& value) {
+    return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  };
+  j["fingerprint"] = sha256_hex(dump(j));
+  write_atomically(kernel_dir(source, name) / "kernel", record("kernel", dump(j), ""));
+  return j["fingerprint"].get<std::string>();
+}
+
+std::optional<Artifact> KernelIndex::find_artifact(std::string_view source, std::string_view name,
+                                                   const std::string& key, const Target& target) const {
+  const auto dir = kernel_dir(source, name);
+  const auto path = dir / (sha256_hex(key).substr(0, 32) + ".artifact");
+  std::string why;
+  auto record = load(path, "artifact", name, why);
+  if (!record) return std::nullopt;
+  Artifact artifact;
+  std::optional<std::string> problem;
+  try {
+    if (record->json.at("key").get<std::string>() != key) return std::nullopt;  // a prefix collision
+    artifact.binary_kind = record->json.at("binary_kind").get<std::string>();
+    artifact.metadata = KernelMetadata::parse(record->json.at("metadata").get<std::string>());
+    artifact.binary = std::move(record->binary);
+    artifact.cache_dir = dir.string();
+    problem = artifact_problem(artifact, target);
+  } catch (const nlohmann::json::exception&) {
+    problem = "it lacks a field this tritonrt reads";
+  } catch (const Error& e) {
+    problem = e.what();
+  }
+  if (!problem) return artifact;
+  const std::string moved = set_aside(path.string());
+  log(LogLevel::warning, error_message({name}, "its index file " + path.string() + " is invalid (" + *problem + "); " +
+                                                   (moved.empty() ? "it was gone" : "set aside as " + moved)));
+  return std::nullopt;
+}
+
+void KernelIndex::put_artifact(std::string_view source, std::string_view name, const std::string& key,
+                               const Artifact& artifact) const {
+  const nlohmann::json j = {{"key", key}, {"binary_kind", artifact.binary_kind}, {"metadata", artifact.metadata.json}};
+  write_atomically(kernel_dir(source, name) / (sha256_hex(key).substr(0, 32) + ".artifact"),
+                   record("artifact", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                          artifact.binary));
+}
+
+}  // namespace tritonrt::detail

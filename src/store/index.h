@@ -1,0 +1,69 @@
+// tritonrt's own index of what it compiled: for each kernel, what a new process needs to
+// specialize a call without Python (the bridge's description of the kernel and the
+// installed Triton's specialization rules, with the files and environment they depend on),
+// and for each specialization + options + target the artifact (metadata and binary).
+//
+// Layout: <dir>/v1/<kernel id>/kernel and <dir>/v1/<kernel id>/<artifact id>.artifact, each
+// file a header line (format, kind, sizes, SHA-256 of the rest) then JSON (then the binary).
+// Files are written to a temporary name and renamed, so readers in other processes see a
+// whole file or none; a file that fails its checks is set aside (renamed `.invalid-*`) and
+// reported, never used. Nothing here needs Python.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tritonrt/artifact.h"
+
+namespace tritonrt::detail {
+
+/// The kernel's description and rules as the bridge wrote them (JSON), and the fingerprint
+/// of the record (those, the files' contents, the environment) that its artifacts' keys
+/// start with, so that an artifact compiled from other sources is never found.
+struct IndexedKernel {
+  std::string description;
+  std::string rules;
+  std::string fingerprint;
+};
+
+class KernelIndex {
+ public:
+  explicit KernelIndex(std::filesystem::path dir) : dir_(std::move(dir)) {}
+
+  /// The process's index: TRITONRT_CACHE_DIR, or `tritonrt/` in Triton's cache folder
+  /// (TRITON_CACHE_DIR, else $TRITON_HOME or $HOME, then `.triton/cache`). nullptr when
+  /// TRITONRT_INDEX=off.
+  static KernelIndex* get();
+
+  const std::filesystem::path& dir() const { return dir_; }
+
+  /// The kernel's record when it is there, whole and fresh: every file it was described
+  /// from unchanged, and the TRITON_/MLIR_/LLVM_ environment as it was. Otherwise nullopt,
+  /// with `why` saying what was missing, damaged (and set aside) or changed.
+  std::optional<IndexedKernel> find_kernel(std::string_view source, std::string_view name, std::string& why) const;
+
+  /// Records a kernel loaded through Python; `files` are the paths its cache key depends on.
+  /// Returns the record's fingerprint, or "" when it could not be recorded.
+  std::string put_kernel(std::string_view source, std::string_view name, const IndexedKernel& kernel,
+                         const std::vector<std::string>& files) const;
+
+  /// The artifact stored under `key` (the kernel's fingerprint, target, options and
+  /// specialization) for the kernel,
+  /// checked as Triton's cache entries are (src/store/triton_cache.h); a damaged one is set
+  /// aside and reported, and nullopt returned.
+  std::optional<Artifact> find_artifact(std::string_view source, std::string_view name, const std::string& key,
+                                        const Target& target) const;
+
+  void put_artifact(std::string_view source, std::string_view name, const std::string& key,
+                    const Artifact& artifact) const;
+
+ private:
+  std::filesystem::path kernel_dir(std::string_view source, std::string_view name) const;
+
+  std::filesystem::path dir_;
+};
+
+}  // namespace tritonrt::detail

@@ -1,0 +1,183 @@
+// tritonrt's index from a process that cannot load Python: this binary links no libpython,
+// and TRITONRT_LIBPYTHON points nowhere, so every call the index cannot serve fails. The
+// kernels are compiled by another process (the tritonrt CLI, with Python), as a deployment
+// would compile them once and start many processes after.
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+
+#include "common/sha256.h"
+#include "tritonrt/tritonrt.h"
+
+namespace tritonrt::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kKernels = TRITONRT_TEST_KERNELS;
+
+// One scratch folder per run: the kernels' copies, Triton's cache and tritonrt's index.
+// Set before the first JitFunction::get reads the environment.
+class Scratch : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    char pattern[] = "/tmp/tritonrt-index-test-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir = pattern;
+    setenv("TRITON_CACHE_DIR", (dir / "triton").c_str(), 1);
+    setenv("TRITONRT_CACHE_DIR", (dir / "index").c_str(), 1);
+    setenv("TRITONRT_LIBPYTHON", "/nonexistent/libpython-for-this-test.so", 1);
+    unsetenv("TRITONRT_INDEX");
+    unsetenv("TRITONRT_PYTHON");
+    fs::copy(kKernels / "signatures.py", dir / "signatures.py");
+    fs::copy(kKernels / "pkg", dir / "pkg");
+  }
+  void TearDown() override { fs::remove_all(dir); }
+
+  fs::path dir;
+};
+Scratch* const scratch = static_cast<Scratch*>(::testing::AddGlobalTestEnvironment(new Scratch));
+
+std::string read(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+void write(const fs::path& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+// `tritonrt compile` in a process of its own, with Python: returns the hash it printed.
+std::string compile_elsewhere(const std::string& kernel, const std::string& signature) {
+  const std::string command = "env -u TRITONRT_LIBPYTHON TRITONRT_PYTHON='" TRITONRT_TEST_PYTHON_EXE "' '" TRITONRT_TEST_CLI
+                              "' compile '" + kernel + "' --target cuda:90 --signature '" + signature + "' 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  EXPECT_NE(pipe, nullptr);
+  std::string out;
+  char buffer[4096];
+  while (pipe != nullptr && std::fgets(buffer, sizeof buffer, pipe) != nullptr) out += buffer;
+  EXPECT_EQ(pipe != nullptr ? pclose(pipe) : -1, 0) << out;
+  const auto at = out.find("\nhash");
+  if (at == std::string::npos) return "no hash in: " + out;
+  const auto begin = out.find_first_not_of(' ', at + 5);
+  return out.substr(begin, out.find('\n', begin) - begin);
+}
+
+bool python_is_mapped() {
+  return read("/proc/self/maps").find("libpython") != std::string::npos;
+}
+
+float* fptr(std::uintptr_t a) { return reinterpret_cast<float*>(a); }
+
+// The CLI's stand-in addresses: 16-byte aligned for `*fp32`, not for `*fp32:unaligned`.
+constexpr char kPlainSignature[] = R"(*fp32,*fp32:unaligned,4096,1,0.5,True,None,64,"fast")";
+
+TEST(Index, AProcessWithoutPythonRunsWhatAnotherProcessCompiled) {
+  const std::string source = (scratch->dir / "signatures.py").string();
+  const std::string hash = compile_elsewhere(source + ":plain", kPlainSignature);
+  auto& fn = JitFunction::get(source, "plain");
+  const auto artifact = fn.compile(Target::parse("cuda:90"), {}, fptr(16), fptr(20), 4096, 1, 0.5, true,
+                                   std::nullopt, 64, "fast");
+  EXPECT_EQ(artifact->metadata.hash, hash);
+  EXPECT_EQ(artifact->binary.substr(0, 4), std::string("\x7f" "ELF"));
+  EXPECT_EQ(fs::path(artifact->cache_dir).parent_path().parent_path(), scratch->dir / "index");
+  EXPECT_FALSE(python_is_mapped());
+}
+
+TEST(Index, ACallItDoesNotHoldNamesTheKernelAndSpecialization) {
+  const std::string source = (scratch->dir / "signatures.py").string();
+  compile_elsewhere(source + ":plain", kPlainSignature);
+  auto& fn = JitFunction::get(source, "plain");
+  try {
+    fn.compile(Target::parse("cuda:90"), {}, fptr(16), fptr(20), 4096, 1, 0.5, true, std::nullopt, 32, "fast");
+    FAIL() << "a specialization nobody compiled was served";
+  } catch (const PythonError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("kernel 'plain'"), std::string::npos) << what;
+    EXPECT_NE(what.find("/nonexistent/libpython-for-this-test.so"), std::string::npos) << what;
+  }
+  EXPECT_FALSE(python_is_mapped());
+}
+
+TEST(Index, AnEditedHelperMakesTheKernelStaleAndTheErrorNamesIt) {
+  const fs::path source = scratch->dir / "pkg" / "scale.py";
+  compile_elsewhere(source.string() + ":double_kernel", "*fp32,4096,256");
+  const fs::path helpers = scratch->dir / "pkg" / "helpers.py";
+  const std::string before = read(helpers);
+  write(helpers, before + "\n# edited\n");
+  try {
+    JitFunction::get(source.string(), "double_kernel");
+    FAIL() << "a kernel whose helper changed was served from the index";
+  } catch (const PythonError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("'" + helpers.string() + "' changed since it was compiled"), std::string::npos) << what;
+    EXPECT_NE(what.find("Python is unavailable"), std::string::npos) << what;
+  }
+  write(helpers, before);  // back as it was: fresh again
+  auto& fn = JitFunction::get(source.string(), "double_kernel");
+  EXPECT_EQ(fn.compile(Target::parse("cuda:90"), {}, fptr(16), 4096, 256)->metadata.name, "double_kernel");
+  EXPECT_FALSE(python_is_mapped());
+}
+
+// A damaged index file is detected by its checksum, set aside and never used: here, with
+// no Python to compile again, the call fails with a clear error instead.
+TEST(Index, DamagedFilesAreDetectedNeverUsed) {
+  const fs::path copy = scratch->dir / "damaged.py";
+  fs::copy(kKernels / "signatures.py", copy);
+  compile_elsewhere(copy.string() + ":with_defaults", "*fp32,100");
+  fs::path kernel_dir;
+  for (const auto& entry : fs::recursive_directory_iterator(scratch->dir / "index")) {
+    if (entry.path().filename() == "kernel" && read(entry.path()).find("damaged.py") != std::string::npos) {
+      kernel_dir = entry.path().parent_path();
+    }
+  }
+  ASSERT_FALSE(kernel_dir.empty());
+  fs::path artifact;
+  for (const auto& entry : fs::directory_iterator(kernel_dir)) {
+    if (entry.path().extension() == ".artifact") artifact = entry.path();
+  }
+  ASSERT_FALSE(artifact.empty());
+  std::string bytes = read(artifact);
+  bytes[bytes.size() / 2] ^= 0x40;  // one flipped bit in the binary
+  write(artifact, bytes);
+  auto& fn = JitFunction::get(copy.string(), "with_defaults");
+  EXPECT_THROW(fn.compile(Target::parse("cuda:90"), {}, fptr(16), 100), PythonError);
+  EXPECT_FALSE(fs::exists(artifact)) << "the damaged file was not set aside";
+  bool set_aside = false;
+  for (const auto& entry : fs::directory_iterator(kernel_dir)) {
+    set_aside |= entry.path().filename().string().starts_with(artifact.filename().string() + ".invalid-");
+  }
+  EXPECT_TRUE(set_aside);
+  EXPECT_FALSE(python_is_mapped());
+}
+
+// The index's checksums and source fingerprints: FIPS 180-4's own examples, and the same
+// digest whatever the pieces the bytes arrive in.
+TEST(Sha256, GivesTheStandardsDigests) {
+  using detail::sha256_hex;
+  EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  EXPECT_EQ(sha256_hex(std::string(1000000, 'a')), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  std::string bytes;
+  for (int i = 0; i < 1000; ++i) bytes += static_cast<char>(i * 7);
+  for (const std::size_t piece : {1u, 55u, 56u, 63u, 64u, 65u, 999u}) {
+    detail::Sha256 h;
+    for (std::size_t at = 0; at < bytes.size(); at += piece) h.update(std::string_view(bytes).substr(at, piece));
+    EXPECT_EQ(h.hex(), sha256_hex(bytes)) << "pieces of " << piece;
+  }
+}
+
+}  // namespace
+}  // namespace tritonrt::test

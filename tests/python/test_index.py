@@ -1,0 +1,135 @@
+"""tritonrt's own index (src/store/index.h), seen through the CLI: what a later process gets
+without Python, what makes a record stale, damaged files, and many processes writing at once.
+(tests/cpu/test_index.cpp checks a process that cannot load Python at all.)"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+KERNELS = REPO / "tests" / "kernels"
+PLAIN = '*fp32,*fp32:unaligned,4096,1,0.5,True,None,{block},"fast"'
+SERVED = "loaded from the index, without Python"
+NO_PYTHON = {"TRITONRT_LIBPYTHON": "/nonexistent/libpython-for-this-test.so", "TRITONRT_PYTHON": ""}
+
+
+@pytest.fixture
+def scratch(tmp_path):
+    shutil.copy(KERNELS / "signatures.py", tmp_path / "signatures.py")
+    shutil.copytree(KERNELS / "pkg", tmp_path / "pkg")
+    return tmp_path
+
+
+def tritonrt(cli, scratch, *args, env=None):
+    environment = dict(os.environ, TRITON_CACHE_DIR=str(scratch / "triton"), TRITONRT_CACHE_DIR=str(scratch / "index"),
+                       TRITONRT_PYTHON=sys.executable, TRITONRT_LOG="debug")
+    environment.pop("TRITONRT_INDEX", None)  # conftest.py turns it off for the other tests
+    environment.update(env or {})
+    result = subprocess.run([str(cli), *map(str, args)], capture_output=True, text=True, env=environment, timeout=600)
+    assert result.returncode >= 0, f"tritonrt died with signal {-result.returncode}:\n{result.stderr}"
+    return result
+
+
+def compile_plain(cli, scratch, block=64, env=None):
+    return tritonrt(cli, scratch, "compile", f"{scratch / 'signatures.py'}:plain", "--target", "cuda:90",
+                    "--signature", PLAIN.format(block=block), env=env)
+
+
+def compile_double(cli, scratch, env=None):
+    return tritonrt(cli, scratch, "compile", f"{scratch / 'pkg' / 'scale.py'}:double_kernel", "--target", "cuda:90",
+                    "--signature", "*fp32,4096,256", env=env)
+
+
+def hash_of(result):
+    assert result.returncode == 0, result.stderr
+    return re.search(r"^hash\s+(\S+)$", result.stdout, re.M).group(1)
+
+
+def index_files(scratch):
+    return sorted(p for p in (scratch / "index").rglob("*") if p.is_file())
+
+
+def test_a_second_process_is_served_without_python(cli, scratch):
+    first = compile_plain(cli, scratch)
+    assert SERVED not in first.stderr
+    second = compile_plain(cli, scratch, env=NO_PYTHON)
+    assert SERVED in second.stderr
+    assert "artifact for cuda:90 found in the index" in second.stderr
+    assert hash_of(second) == hash_of(first)
+    assert re.search(r"^stored in\s+" + re.escape(str(scratch / "index")), second.stdout, re.M)
+
+
+def test_an_edited_helper_recompiles_and_is_indexed_again(cli, scratch):
+    before = hash_of(compile_double(cli, scratch))
+    helpers = scratch / "pkg" / "helpers.py"
+    helpers.write_text(helpers.read_text().replace("return x + x", "return x * 2"))
+    edited = compile_double(cli, scratch)
+    assert f"'{helpers}' changed since it was compiled" in edited.stderr
+    assert hash_of(edited) != before  # Triton's own key changed with the helper's source
+    again = compile_double(cli, scratch, env=NO_PYTHON)
+    assert SERVED in again.stderr
+    assert hash_of(again) == hash_of(edited)
+
+
+def test_without_python_an_edited_kernel_is_an_error_naming_the_file(cli, scratch):
+    hash_of(compile_plain(cli, scratch))
+    source = scratch / "signatures.py"
+    source.write_text(source.read_text() + "\n# edited\n")
+    result = compile_plain(cli, scratch, env=NO_PYTHON)
+    assert result.returncode == 1
+    assert f"'{source}' changed since it was compiled" in result.stderr
+    assert "Python is unavailable" in result.stderr
+
+
+def test_a_changed_triton_environment_variable_makes_the_record_stale(cli, scratch):
+    hash_of(compile_plain(cli, scratch))
+    result = compile_plain(cli, scratch, env={"TRITON_DEFAULT_FP_FUSION": "0"})
+    assert "the environment variable TRITON_DEFAULT_FP_FUSION changed" in result.stderr
+    hash_of(result)
+
+
+def test_a_call_not_in_the_index_names_kernel_and_specialization_without_python(cli, scratch):
+    hash_of(compile_plain(cli, scratch, block=64))
+    result = compile_plain(cli, scratch, block=32, env=NO_PYTHON)
+    assert result.returncode == 1
+    assert "kernel 'plain'" in result.stderr
+    assert "('constexpr', 32)" in result.stderr  # the specialization, as Triton prints it
+    assert "Python is unavailable" in result.stderr
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "empty", "foreign"])
+@pytest.mark.parametrize("which", ["kernel", "artifact"])
+def test_damaged_index_files_are_set_aside_and_rebuilt(cli, scratch, which, damage):
+    expected = hash_of(compile_plain(cli, scratch))
+    [path] = [p for p in index_files(scratch) if (p.name if which == "kernel" else p.suffix[1:]) == which]
+    data = path.read_bytes()
+    path.write_bytes({
+        "truncate": data[:len(data) // 2],
+        "flip": data[:-100] + bytes([data[-100] ^ 1]) + data[-99:],
+        "empty": b"",
+        "foreign": b"tritonrt-index 7 kernel 2 0 00\n{}",
+    }[damage])
+    result = compile_plain(cli, scratch)
+    assert hash_of(result) == expected
+    [warning] = [line for line in result.stderr.splitlines() if line.startswith("tritonrt: warning:")]
+    assert f"its index file {path} is invalid" in warning and "set aside as" in warning
+    # Rebuilt: the next process is served again, without Python.
+    assert SERVED in compile_plain(cli, scratch, env=NO_PYTHON).stderr
+
+
+def test_sixteen_processes_writing_at_once_leave_every_entry_whole(cli, scratch):
+    # Eight specializations, each compiled by two processes at the same time.
+    blocks = [16, 32, 64, 128, 256, 512, 1024, 2048] * 2
+    with ThreadPoolExecutor(len(blocks)) as pool:
+        hashes = list(pool.map(lambda block: hash_of(compile_plain(cli, scratch, block=block)), blocks))
+    assert hashes[:8] == hashes[8:]
+    assert not [p for p in index_files(scratch) if ".tmp-" in p.name or ".invalid-" in p.name]
+    # Every entry whole: each call is served again, without Python.
+    for block, expected in zip(blocks[:8], hashes):
+        again = compile_plain(cli, scratch, block=block, env=NO_PYTHON)
+        assert hash_of(again) == expected
