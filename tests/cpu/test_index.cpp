@@ -15,6 +15,7 @@
 #include <string>
 
 #include "common/sha256.h"
+#include "fake_cuda.h"
 #include "tritonrt/tritonrt.h"
 
 namespace tritonrt::test {
@@ -126,6 +127,38 @@ TEST(Index, AnEditedHelperMakesTheKernelStaleAndTheErrorNamesIt) {
   write(helpers, before);  // back as it was: fresh again
   auto& fn = JitFunction::get(source.string(), "double_kernel");
   EXPECT_EQ(fn.compile(Target::parse("cuda:90"), {}, fptr(16), 4096, 256)->metadata.name, "double_kernel");
+  EXPECT_FALSE(python_is_mapped());
+}
+
+// JitFunction::get and the first launch, against the stand-in driver (ctest puts it on
+// LD_LIBRARY_PATH): the binary comes from the index, loaded and launched with no Python.
+TEST(Index, TheFirstLaunchNeedsNoPython) {
+  FakeCudaApi fake{};
+  try {
+    (void)Target::current();
+  } catch (const DriverError& e) {
+    GTEST_SKIP() << "no CUDA driver could be loaded; put the fake's directory on LD_LIBRARY_PATH: " << e.what();
+  }
+  if (!fake_cuda_api(&fake)) GTEST_SKIP() << "the libcuda.so.1 loaded is a real driver, not tritonrt's fake";
+  fake.reset();
+  ASSERT_EQ(Target::current().str(), "cuda:90");  // what the CLI compiles for below
+  const fs::path copy = scratch->dir / "launched.py";
+  fs::copy(kKernels / "signatures.py", copy);
+  const std::string hash = compile_elsewhere(copy.string() + ":plain", R"(*fp32,*fp32,4096,1,0.5,True,None,64,"fast")");
+  alignas(16) static float p_data[4096], q_data[4096];  // stand-in device memory: the fake runs nothing
+  float* const p = p_data;
+  float* const q = q_data;
+  auto& fn = JitFunction::get(copy.string(), "plain");
+  LaunchConfig config;
+  config.grid = Grid{64, 1, 1};
+  fn(config, p, q, 4096, 1, 0.5, true, std::nullopt, 64, "fast");
+  FakeCudaStats stats{};
+  fake.get_stats(&stats);
+  EXPECT_EQ(stats.launches, 1u);
+  FakeCudaLaunch launch{};
+  ASSERT_EQ(fake.last_launches(&launch, 1), 1u);
+  EXPECT_STREQ(launch.name, "plain");
+  EXPECT_EQ(fn.artifact_for(config, p, q, 4096, 1, 0.5, true, std::nullopt, 64, "fast")->metadata.hash, hash);
   EXPECT_FALSE(python_is_mapped());
 }
 
