@@ -215,6 +215,24 @@ Artifact compile(const LoadedKernel& kernel, const Target& target, const Compile
   }
 }
 
+std::optional<std::size_t> indexed_choice(const LoadedKernel& kernel, std::size_t layer, const std::string& key) {
+  const KernelIndex* index = kernel.index_fingerprint.empty() ? nullptr : KernelIndex::get();
+  if (index == nullptr) return std::nullopt;
+  const auto stored = index->find_choice(kernel.source, kernel.name, kernel.index_fingerprint + "|" + key);
+  const auto& configs = kernel.layers.at(layer).configs;
+  // The config list is part of the kernel's source, so the fingerprint covers it; the text
+  // is compared all the same.
+  if (!stored || stored->first >= configs.size() || configs[stored->first].text != stored->second) return std::nullopt;
+  return stored->first;
+}
+
+void index_choice(const LoadedKernel& kernel, std::size_t layer, const std::string& key, std::size_t config) {
+  const KernelIndex* index = kernel.index_fingerprint.empty() ? nullptr : KernelIndex::get();
+  if (index == nullptr) return;
+  index->put_choice(kernel.source, kernel.name, kernel.index_fingerprint + "|" + key, config,
+                    kernel.layers.at(layer).configs.at(config).text);
+}
+
 GilReleased::GilReleased() {
   const HostPython py = host_python();
   if (py.present() && py.is_initialized() && py.gil_check()) state_ = py.save_thread();

@@ -167,6 +167,13 @@ SpecializationRules parse_specialization_rules(std::string_view json);
 Artifact compile(const LoadedKernel& kernel, const Target& target, const CompileOptions& options,
                  const std::vector<CompileParam>& params, const std::string& key);
 
+/// An autotuner's choice (decorator `layer`, config index) recorded in tritonrt's index under
+/// `key` (target and tuning key) for this kernel's sources, or nullopt.
+std::optional<std::size_t> indexed_choice(const LoadedKernel& kernel, std::size_t layer, const std::string& key);
+
+/// Records an autotuner's choice in tritonrt's index (nothing when the kernel is not indexed).
+void index_choice(const LoadedKernel& kernel, std::size_t layer, const std::string& key, std::size_t config);
+
 /// Lets go of the GIL for its lifetime if the calling thread holds it, so that waiting on a
 /// lock another thread holds while it compiles (and needs the GIL) cannot deadlock. Works
 /// before the compiler is loaded: it finds the process's Python, if any, by symbol.

@@ -479,6 +479,15 @@ std::size_t JitFunction::Impl::run_tuning(std::size_t layer, const std::vector<A
     if (verbose) detail::log(detail::LogLevel::info, detail::error_message(site, message), true);
   };
   const auto started = std::chrono::steady_clock::now();
+  const Target& target = r.context->device.target;
+
+  // A choice made before, by this or another process, for the same sources, target and key:
+  // taken as Triton takes its in-memory one (no pruning, no timing, no Python).
+  const std::string choice_key = "autotune " + std::to_string(layer) + "|" + target.str() + "|" + key_text(key);
+  if (const auto stored = detail::indexed_choice(kernel, layer, choice_key)) {
+    say("tuning result for key " + key_text(key) + " read from tritonrt's index: " + tuner.configs[*stored].text);
+    return *stored;
+  }
 
   const std::vector<std::size_t> candidates = this->candidates(layer, r);
   // Pruning left one config: Triton from 3.8 takes it without timing it (nor recording it).
@@ -486,7 +495,6 @@ std::size_t JitFunction::Impl::run_tuning(std::size_t layer, const std::vector<A
   const bool hooks_in_configs = std::any_of(candidates.begin(), candidates.end(),
                                             [&](std::size_t c) { return tuner.configs[c].pre_hook; });
   const bool persist = tuner.cache_results && !key.empty() && !hooks_in_configs;
-  const Target& target = r.context->device.target;
 
   std::vector<std::array<double, 3>> timings(candidates.size(), {std::numeric_limits<double>::infinity(),
                                                                    std::numeric_limits<double>::infinity(),
@@ -585,6 +593,7 @@ std::size_t JitFunction::Impl::run_tuning(std::size_t layer, const std::vector<A
       detail::Compiler::get().write_tuning(kernel, layer, target, key, candidates, stored);
     }
   }
+  detail::index_choice(kernel, layer, choice_key, chosen);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   say("autotuning for key " + key_text(key) + " finished after " + std::to_string(seconds) +
       " s; best config selected: " + tuner.configs[chosen].text);

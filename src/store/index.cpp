@@ -253,4 +253,26 @@ void KernelIndex::put_artifact(std::string_view source, std::string_view name, c
                           artifact.binary));
 }
 
+std::optional<std::pair<std::size_t, std::string>> KernelIndex::find_choice(std::string_view source,
+                                                                           std::string_view name,
+                                                                           const std::string& key) const {
+  const auto path = kernel_dir(source, name) / (sha256_hex(key).substr(0, 32) + ".choice");
+  std::string why;
+  const auto record = load(path, "choice", name, why);
+  if (!record) return std::nullopt;
+  try {
+    if (record->json.at("key").get<std::string>() != key) return std::nullopt;  // a prefix collision
+    return std::make_pair(record->json.at("config").get<std::size_t>(), record->json.at("text").get<std::string>());
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+}
+
+void KernelIndex::put_choice(std::string_view source, std::string_view name, const std::string& key,
+                             std::size_t config, const std::string& config_text) const {
+  const nlohmann::json j = {{"key", key}, {"config", config}, {"text", config_text}};
+  write_atomically(kernel_dir(source, name) / (sha256_hex(key).substr(0, 32) + ".choice"),
+                   record("choice", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), ""));
+}
+
 }  // namespace tritonrt::detail

@@ -1,9 +1,11 @@
 // tritonrt's own index of what it compiled: for each kernel, what a new process needs to
 // specialize a call without Python (the bridge's description of the kernel and the
 // installed Triton's specialization rules, with the files and environment they depend on),
-// and for each specialization + options + target the artifact (metadata and binary).
+// for each specialization + options + target the artifact (metadata and binary), and each
+// autotuner's choice per tuning key.
 //
-// Layout: <dir>/v1/<kernel id>/kernel and <dir>/v1/<kernel id>/<artifact id>.artifact, each
+// Layout: <dir>/v1/<kernel id>/kernel, <dir>/v1/<kernel id>/<key hash>.artifact and
+// <dir>/v1/<kernel id>/<key hash>.choice, each
 // file a header line (format, kind, sizes, SHA-256 of the rest) then JSON (then the binary).
 // Files are written to a temporary name and renamed, so readers in other processes see a
 // whole file or none; a file that fails its checks is set aside (renamed `.invalid-*`) and
@@ -14,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tritonrt/artifact.h"
@@ -59,6 +62,14 @@ class KernelIndex {
 
   void put_artifact(std::string_view source, std::string_view name, const std::string& key,
                     const Artifact& artifact) const;
+
+  /// An autotuner's choice stored under `key` (the kernel's fingerprint, the decorator, the
+  /// target and the tuning key): the config's index and its text as Triton prints it.
+  std::optional<std::pair<std::size_t, std::string>> find_choice(std::string_view source, std::string_view name,
+                                                                 const std::string& key) const;
+
+  void put_choice(std::string_view source, std::string_view name, const std::string& key, std::size_t config,
+                  const std::string& config_text) const;
 
  private:
   std::filesystem::path kernel_dir(std::string_view source, std::string_view name) const;

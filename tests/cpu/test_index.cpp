@@ -14,6 +14,8 @@
 #include <sstream>
 #include <string>
 
+#include <unistd.h>
+
 #include "common/sha256.h"
 #include "fake_cuda.h"
 #include "tritonrt/tritonrt.h"
@@ -30,6 +32,10 @@ const fs::path kKernels = TRITONRT_TEST_KERNELS;
 class Scratch : public ::testing::Environment {
  public:
   void SetUp() override {
+    if (const char* parent = std::getenv("TRITONRT_INDEX_TEST_PARENT")) {  // a child: the parent's folder as is
+      dir = parent;
+      return;
+    }
     char pattern[] = "/tmp/tritonrt-index-test-XXXXXX";
     ASSERT_NE(mkdtemp(pattern), nullptr);
     dir = pattern;
@@ -40,8 +46,11 @@ class Scratch : public ::testing::Environment {
     unsetenv("TRITONRT_PYTHON");
     fs::copy(kKernels / "signatures.py", dir / "signatures.py");
     fs::copy(kKernels / "pkg", dir / "pkg");
+    fs::copy(kKernels / "library_style.py", dir / "library_style.py");
   }
-  void TearDown() override { fs::remove_all(dir); }
+  void TearDown() override {
+    if (std::getenv("TRITONRT_INDEX_TEST_PARENT") == nullptr) fs::remove_all(dir);
+  }
 
   fs::path dir;
 };
@@ -130,17 +139,39 @@ TEST(Index, AnEditedHelperMakesTheKernelStaleAndTheErrorNamesIt) {
   EXPECT_FALSE(python_is_mapped());
 }
 
+// The stand-in driver tritonrt loaded, or why a test must skip.
+std::optional<std::string> no_fake_driver(FakeCudaApi& fake) {
+  try {
+    (void)Target::current();
+  } catch (const DriverError& e) {
+    return std::string("no CUDA driver could be loaded; put the fake's directory on LD_LIBRARY_PATH: ") + e.what();
+  }
+  if (!fake_cuda_api(&fake)) return "the libcuda.so.1 loaded is a real driver, not tritonrt's fake";
+  fake.reset();
+  return std::nullopt;
+}
+
+constexpr int kTunedN = 1 << 16;
+alignas(16) float g_x[kTunedN], g_y[kTunedN], g_out[kTunedN];  // stand-in device memory
+
+void launch_tuned_add(FakeCudaApi& fake) {
+  // 20 ms a launch, 1 us a program: the config launching the fewest programs is the fastest.
+  fake.set_kernel_duration_us(nullptr, 20000);
+  fake.set_program_cost_us(1);
+  auto& fn = JitFunction::get((scratch->dir / "library_style.py").string(), "entry_autotuned_add");
+  LaunchConfig config;
+  config.grid_fn = [](const BoundArgs& a) { return Grid{cdiv(a.integer("n"), a.integer("BLOCK"))}; };
+  float* const x = g_x;
+  float* const y = g_y;
+  float* const out = g_out;
+  fn(config, x, y, out, kTunedN);
+}
+
 // JitFunction::get and the first launch, against the stand-in driver (ctest puts it on
 // LD_LIBRARY_PATH): the binary comes from the index, loaded and launched with no Python.
 TEST(Index, TheFirstLaunchNeedsNoPython) {
   FakeCudaApi fake{};
-  try {
-    (void)Target::current();
-  } catch (const DriverError& e) {
-    GTEST_SKIP() << "no CUDA driver could be loaded; put the fake's directory on LD_LIBRARY_PATH: " << e.what();
-  }
-  if (!fake_cuda_api(&fake)) GTEST_SKIP() << "the libcuda.so.1 loaded is a real driver, not tritonrt's fake";
-  fake.reset();
+  if (const auto why = no_fake_driver(fake)) GTEST_SKIP() << *why;
   ASSERT_EQ(Target::current().str(), "cuda:90");  // what the CLI compiles for below
   const fs::path copy = scratch->dir / "launched.py";
   fs::copy(kKernels / "signatures.py", copy);
@@ -159,6 +190,51 @@ TEST(Index, TheFirstLaunchNeedsNoPython) {
   ASSERT_EQ(fake.last_launches(&launch, 1), 1u);
   EXPECT_STREQ(launch.name, "plain");
   EXPECT_EQ(fn.artifact_for(config, p, q, 4096, 1, 0.5, true, std::nullopt, 64, "fast")->metadata.hash, hash);
+  EXPECT_FALSE(python_is_mapped());
+}
+
+// Run by the test below in a process of its own that may load Python: tunes and records.
+TEST(IndexChild, TunesWithPython) {
+  if (std::getenv("TRITONRT_INDEX_TEST_PARENT") == nullptr) GTEST_SKIP() << "run by Index.ATunedChoiceIsReused...";
+  FakeCudaApi fake{};
+  if (const auto why = no_fake_driver(fake)) GTEST_SKIP() << *why;
+  launch_tuned_add(fake);
+  FakeCudaStats stats{};
+  fake.get_stats(&stats);
+  FakeCudaLaunch launch{};
+  ASSERT_EQ(fake.last_launches(&launch, 1), 1u);
+  std::printf("tuned: %llu launches, grid %u\n", static_cast<unsigned long long>(stats.launches), launch.grid[0]);
+}
+
+// An autotuned kernel whose choice another process made: launched once, with that choice,
+// no tuning runs and no Python.
+TEST(Index, ATunedChoiceIsReusedWithoutPythonOrTuning) {
+  FakeCudaApi fake{};
+  if (const auto why = no_fake_driver(fake)) GTEST_SKIP() << *why;
+  const std::string command = "env -u TRITONRT_LIBPYTHON TRITONRT_INDEX_TEST_PARENT='" + scratch->dir.string() +
+                              "' TRITONRT_PYTHON='" TRITONRT_TEST_PYTHON_EXE "' /proc/" + std::to_string(getpid()) +
+                              "/exe --gtest_filter=IndexChild.TunesWithPython 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string out;
+  char buffer[4096];
+  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) out += buffer;
+  ASSERT_EQ(pclose(pipe), 0) << out;
+  unsigned long long child_launches = 0;
+  unsigned child_grid = 0;
+  const auto at = out.find("tuned: ");
+  ASSERT_NE(at, std::string::npos) << out;
+  ASSERT_EQ(std::sscanf(out.c_str() + at, "tuned: %llu launches, grid %u", &child_launches, &child_grid), 2) << out;
+  EXPECT_GT(child_launches, 3u) << "the child did not tune";
+
+  launch_tuned_add(fake);
+  FakeCudaStats stats{};
+  fake.get_stats(&stats);
+  EXPECT_EQ(stats.launches, 1u);  // the chosen config, once: nothing timed
+  FakeCudaLaunch launch{};
+  ASSERT_EQ(fake.last_launches(&launch, 1), 1u);
+  EXPECT_EQ(launch.grid[0], child_grid);
+  EXPECT_EQ(launch.grid[0], static_cast<unsigned>(cdiv(kTunedN, 2048)));  // BLOCK 2048: the fewest programs
   EXPECT_FALSE(python_is_mapped());
 }
 
