@@ -8,8 +8,8 @@
 #include <mutex>
 
 #include "common/errors.h"
-#include "common/log.h"
 #include "common/json.h"
+#include "common/log.h"
 #include "store/index.h"
 #include "store/triton_cache.h"
 
@@ -161,12 +161,17 @@ LoadedKernel load_kernel(std::string_view source, std::string_view name) {
   kernel.source = source;
   kernel.name = name;
   if (index != nullptr) {
-    const JsonReader<PythonError> read({name}, "the bridge's list of the kernel's files");
-    const auto files = read.parse(compiler->kernel_dependencies(kernel));
-    if (!files.is_array()) read.fail("is not a list");
-    std::vector<std::string> paths;
-    for (const auto& file : files) paths.push_back(read.as<std::string>(file, "files"));
-    kernel.index_fingerprint = index->put_kernel(source, name, {description, rules_json, ""}, paths);
+    // A kernel whose files cannot be listed still runs, through Python every time.
+    try {
+      const JsonReader<PythonError> read({name}, "the bridge's list of the kernel's files");
+      const auto files = read.parse(compiler->kernel_dependencies(kernel));
+      if (!files.is_array()) read.fail("is not a list");
+      std::vector<std::string> paths;
+      for (const auto& file : files) paths.push_back(read.as<std::string>(file, "files"));
+      kernel.index_fingerprint = index->put_kernel(source, name, {description, rules_json, ""}, paths);
+    } catch (const Error& e) {
+      log(LogLevel::info, error_message({name}, "not indexed: " + without_prefix(e.what())));
+    }
   }
   return kernel;
 }
