@@ -280,9 +280,12 @@ def load_kernel(source, name):
 
 def dependencies(handle):
     """The files Triton's cache key for kernel `handle` depends on, for C++ to re-check without
-    Python (src/store/index.cpp): the kernel's source file, those of the @triton.jit functions
-    it calls (recursively) and of the modules whose globals it reads, and Triton's own
-    `__init__.py` (which holds its version). Answer: JSON, a list of absolute paths."""
+    Python (src/store/index.cpp): the kernel's source file; for it and every @triton.jit
+    function it calls (recursively), the files of the modules it reads globals from (through
+    `module.NAME`, or a name imported with `from module import NAME`: every loaded module
+    binding that same object under that name counts); and Triton's own `__init__.py` (which
+    holds its version). More files than needed only cost a recompile; one missing could serve
+    a stale kernel. Answer: JSON, a list of absolute paths."""
     import inspect
     import triton
     from triton.runtime.jit import JITCallable
@@ -293,6 +296,13 @@ def dependencies(handle):
         if path and path not in files:
             files.append(path)
 
+    def modules_binding(name, value):
+        # __dict__, not getattr: a module's __getattr__ may import things.
+        for module in list(sys.modules.values()):
+            namespace = getattr(module, "__dict__", None)
+            if isinstance(namespace, dict) and namespace.get(name, None) is value:
+                yield module
+
     seen = set()
 
     def visit(fn):
@@ -301,17 +311,23 @@ def dependencies(handle):
         seen.add(id(fn))
         fn.cache_key  # fills used_global_vals, as compiling does
         add(inspect.getsourcefile(fn.fn))
-        for _value, scope in getattr(fn, "used_global_vals", {}).values():
-            add(scope.get("__file__") if isinstance(scope, dict) else None)
         scope = fn.fn.__globals__
-        for name in fn.fn.__code__.co_names:
-            value = scope.get(name)
-            candidates = [value]
-            if inspect.ismodule(value):  # `helpers.fn(...)`: the module's JIT functions
-                candidates = [getattr(value, attr, None) for attr in fn.fn.__code__.co_names]
-            for candidate in candidates:
-                if isinstance(candidate, JITCallable):
-                    visit(candidate)
+        names = fn.fn.__code__.co_names
+        for name in names:
+            if name not in scope:
+                continue  # an attribute name, or a builtin
+            value = scope[name]
+            if inspect.ismodule(value):  # `module.NAME`: the module, and its JIT functions
+                add(getattr(value, "__file__", None))
+                for attr in names:
+                    candidate = value.__dict__.get(attr)
+                    if isinstance(candidate, JITCallable):
+                        visit(candidate)
+            elif isinstance(value, JITCallable):
+                visit(value)
+            else:  # a global value, perhaps imported: where it may have come from
+                for module in modules_binding(name, value):
+                    add(getattr(module, "__file__", None))
 
     visit(_kernels[handle])
     add(inspect.getsourcefile(triton))

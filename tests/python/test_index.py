@@ -76,6 +76,31 @@ def test_an_edited_helper_recompiles_and_is_indexed_again(cli, scratch):
     assert hash_of(again) == hash_of(edited)
 
 
+def test_a_constexpr_imported_from_another_module_is_a_dependency(cli, scratch):
+    # `from .consts import SCALE`: Triton's key holds SCALE's value; the index must notice
+    # when consts.py changes it, though the kernel's own file is unchanged.
+    package = scratch / "constpkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "consts.py").write_text("import triton.language as tl\n\nSCALE = tl.constexpr(2)\n")
+    (package / "kern.py").write_text(
+        "import triton\nimport triton.language as tl\n\nfrom .consts import SCALE\n\n\n"
+        "@triton.jit\ndef scaled(p, n, BLOCK: tl.constexpr):\n"
+        "    offs = tl.arange(0, BLOCK)\n"
+        "    tl.store(p + offs, tl.load(p + offs, mask=offs < n) * SCALE, mask=offs < n)\n")
+
+    def compile_scaled(env=None):
+        return tritonrt(cli, scratch, "compile", f"{package / 'kern.py'}:scaled", "--target", "cuda:90",
+                        "--signature", "*fp32,100,128", env=env)
+
+    before = hash_of(compile_scaled())
+    assert SERVED in compile_scaled(env=NO_PYTHON).stderr
+    (package / "consts.py").write_text("import triton.language as tl\n\nSCALE = tl.constexpr(3)\n")
+    changed = compile_scaled()
+    assert f"'{package / 'consts.py'}' changed since it was compiled" in changed.stderr
+    assert hash_of(changed) != before
+
+
 def test_without_python_an_edited_kernel_is_an_error_naming_the_file(cli, scratch):
     hash_of(compile_plain(cli, scratch))
     source = scratch / "signatures.py"
