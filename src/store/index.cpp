@@ -94,6 +94,17 @@ std::variant<Record, std::string> parse_record(std::string_view kind, const std:
   return out;
 }
 
+// JSON as the index writes it: text that is not UTF-8 replaced, never an exception.
+std::string dump(const nlohmann::json& value) {
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// Moves the invalid file at `path` out of the way and reports `problem`.
+void set_aside_invalid(const std::filesystem::path& path, std::string_view site, const std::string& problem) {
+  const std::string moved = set_aside(path.string());
+  log(LogLevel::warning, error_message({site}, problem + "; " + (moved.empty() ? "it was gone" : "set aside as " + moved)));
+}
+
 // Writes `bytes` to `path` so that a reader sees the whole file or none.
 void write_atomically(const std::filesystem::path& path, const std::string& bytes) {
   static std::atomic<unsigned> counter{0};
@@ -129,9 +140,8 @@ std::optional<Record> load(const std::filesystem::path& path, std::string_view k
   }
   auto parsed = parse_record(kind, *bytes);
   if (auto* r = std::get_if<Record>(&parsed)) return std::move(*r);
-  const std::string moved = set_aside(path.string());
   why = "its index file " + path.string() + " is invalid: " + std::get<std::string>(parsed);
-  log(LogLevel::warning, error_message({site}, why + "; " + (moved.empty() ? "it was gone" : "set aside as " + moved)));
+  set_aside_invalid(path, site, why);
   return std::nullopt;
 }
 
@@ -156,6 +166,11 @@ KernelIndex* KernelIndex::get() {
 std::filesystem::path KernelIndex::kernel_dir(std::string_view source, std::string_view name) const {
   return dir_ / ("v" + std::to_string(kFormat)) /
          Sha256().update(source).update(std::string_view("\0", 1)).update(name).hex().substr(0, 32);
+}
+
+std::filesystem::path KernelIndex::keyed_file(std::string_view source, std::string_view name, const std::string& key,
+                                              std::string_view extension) const {
+  return kernel_dir(source, name) / (sha256_hex(key).substr(0, 32) + std::string(extension));
 }
 
 std::optional<IndexedKernel> KernelIndex::find_kernel(std::string_view source, std::string_view name,
@@ -209,9 +224,6 @@ std::string KernelIndex::put_kernel(std::string_view source, std::string_view na
     if (!bytes) return "";  // a file that cannot be read back cannot be checked: leave it unindexed
     j["files"].push_back({{"path", path}, {"sha256", sha256_hex(*bytes)}});
   }
-  const auto dump = [](const nlohmann::json& value) {
-    return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  };
   j["fingerprint"] = sha256_hex(dump(j));
   write_atomically(kernel_dir(source, name) / "kernel", record("kernel", dump(j), ""));
   return j["fingerprint"].get<std::string>();
@@ -219,8 +231,7 @@ std::string KernelIndex::put_kernel(std::string_view source, std::string_view na
 
 std::optional<Artifact> KernelIndex::find_artifact(std::string_view source, std::string_view name,
                                                    const std::string& key, const Target& target) const {
-  const auto dir = kernel_dir(source, name);
-  const auto path = dir / (sha256_hex(key).substr(0, 32) + ".artifact");
+  const auto path = keyed_file(source, name, key, ".artifact");
   std::string why;
   auto record = load(path, "artifact", name, why);
   if (!record) return std::nullopt;
@@ -231,7 +242,7 @@ std::optional<Artifact> KernelIndex::find_artifact(std::string_view source, std:
     artifact.binary_kind = record->json.at("binary_kind").get<std::string>();
     artifact.metadata = KernelMetadata::parse(record->json.at("metadata").get<std::string>());
     artifact.binary = std::move(record->binary);
-    artifact.cache_dir = dir.string();
+    artifact.cache_dir = path.parent_path().string();
     problem = artifact_problem(artifact, target);
   } catch (const nlohmann::json::exception&) {
     problem = "it lacks a field this tritonrt reads";
@@ -239,24 +250,20 @@ std::optional<Artifact> KernelIndex::find_artifact(std::string_view source, std:
     problem = e.what();
   }
   if (!problem) return artifact;
-  const std::string moved = set_aside(path.string());
-  log(LogLevel::warning, error_message({name}, "its index file " + path.string() + " is invalid (" + *problem + "); " +
-                                                   (moved.empty() ? "it was gone" : "set aside as " + moved)));
+  set_aside_invalid(path, name, "its index file " + path.string() + " is invalid (" + *problem + ")");
   return std::nullopt;
 }
 
 void KernelIndex::put_artifact(std::string_view source, std::string_view name, const std::string& key,
                                const Artifact& artifact) const {
   const nlohmann::json j = {{"key", key}, {"binary_kind", artifact.binary_kind}, {"metadata", artifact.metadata.json}};
-  write_atomically(kernel_dir(source, name) / (sha256_hex(key).substr(0, 32) + ".artifact"),
-                   record("artifact", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-                          artifact.binary));
+  write_atomically(keyed_file(source, name, key, ".artifact"), record("artifact", dump(j), artifact.binary));
 }
 
 std::optional<std::pair<std::size_t, std::string>> KernelIndex::find_choice(std::string_view source,
                                                                            std::string_view name,
                                                                            const std::string& key) const {
-  const auto path = kernel_dir(source, name) / (sha256_hex(key).substr(0, 32) + ".choice");
+  const auto path = keyed_file(source, name, key, ".choice");
   std::string why;
   const auto record = load(path, "choice", name, why);
   if (!record) return std::nullopt;
@@ -271,8 +278,7 @@ std::optional<std::pair<std::size_t, std::string>> KernelIndex::find_choice(std:
 void KernelIndex::put_choice(std::string_view source, std::string_view name, const std::string& key,
                              std::size_t config, const std::string& config_text) const {
   const nlohmann::json j = {{"key", key}, {"config", config}, {"text", config_text}};
-  write_atomically(kernel_dir(source, name) / (sha256_hex(key).substr(0, 32) + ".choice"),
-                   record("choice", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), ""));
+  write_atomically(keyed_file(source, name, key, ".choice"), record("choice", dump(j), ""));
 }
 
 }  // namespace tritonrt::detail

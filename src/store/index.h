@@ -73,6 +73,9 @@ class KernelIndex {
 
  private:
   std::filesystem::path kernel_dir(std::string_view source, std::string_view name) const;
+  /// The kernel's file for `key` (an artifact or a choice), named by the key's hash.
+  std::filesystem::path keyed_file(std::string_view source, std::string_view name, const std::string& key,
+                                   std::string_view extension) const;
 
   std::filesystem::path dir_;
 };

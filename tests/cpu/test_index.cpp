@@ -13,6 +13,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include <unistd.h>
 
@@ -67,16 +68,21 @@ void write(const fs::path& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
 }
 
-// `tritonrt compile` in a process of its own, with Python: returns the hash it printed.
-std::string compile_elsewhere(const std::string& kernel, const std::string& signature) {
-  const std::string command = "env -u TRITONRT_LIBPYTHON TRITONRT_PYTHON='" TRITONRT_TEST_PYTHON_EXE "' '" TRITONRT_TEST_CLI
-                              "' compile '" + kernel + "' --target cuda:90 --signature '" + signature + "' 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  EXPECT_NE(pipe, nullptr);
+// Runs a shell command; returns its exit status (pclose's) and its output, stderr included.
+std::pair<int, std::string> run(const std::string& command) {
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return {-1, "popen failed: " + command};
   std::string out;
   char buffer[4096];
-  while (pipe != nullptr && std::fgets(buffer, sizeof buffer, pipe) != nullptr) out += buffer;
-  EXPECT_EQ(pipe != nullptr ? pclose(pipe) : -1, 0) << out;
+  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) out += buffer;
+  return {pclose(pipe), out};
+}
+
+// `tritonrt compile` in a process of its own, with Python: returns the hash it printed.
+std::string compile_elsewhere(const std::string& kernel, const std::string& signature) {
+  const auto [status, out] = run("env -u TRITONRT_LIBPYTHON TRITONRT_PYTHON='" TRITONRT_TEST_PYTHON_EXE "' '" TRITONRT_TEST_CLI
+                                 "' compile '" + kernel + "' --target cuda:90 --signature '" + signature + "'");
+  EXPECT_EQ(status, 0) << out;
   const auto at = out.find("\nhash");
   if (at == std::string::npos) return "no hash in: " + out;
   const auto begin = out.find_first_not_of(' ', at + 5);
@@ -211,15 +217,10 @@ TEST(IndexChild, TunesWithPython) {
 TEST(Index, ATunedChoiceIsReusedWithoutPythonOrTuning) {
   FakeCudaApi fake{};
   if (const auto why = no_fake_driver(fake)) GTEST_SKIP() << *why;
-  const std::string command = "env -u TRITONRT_LIBPYTHON TRITONRT_INDEX_TEST_PARENT='" + scratch->dir.string() +
-                              "' TRITONRT_PYTHON='" TRITONRT_TEST_PYTHON_EXE "' /proc/" + std::to_string(getpid()) +
-                              "/exe --gtest_filter=IndexChild.TunesWithPython 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string out;
-  char buffer[4096];
-  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) out += buffer;
-  ASSERT_EQ(pclose(pipe), 0) << out;
+  const auto [status, out] = run("env -u TRITONRT_LIBPYTHON TRITONRT_INDEX_TEST_PARENT='" + scratch->dir.string() +
+                                 "' TRITONRT_PYTHON='" TRITONRT_TEST_PYTHON_EXE "' /proc/" + std::to_string(getpid()) +
+                                 "/exe --gtest_filter=IndexChild.TunesWithPython");
+  ASSERT_EQ(status, 0) << out;
   unsigned long long child_launches = 0;
   unsigned child_grid = 0;
   const auto at = out.find("tuned: ");
