@@ -126,31 +126,50 @@ Compiler& Compiler::get() {
 }
 
 LoadedKernel load_kernel(std::string_view source, std::string_view name) {
+  // A kernel read back without Python: `description` and `rules` as the bridge wrote them.
+  const auto stored = [&](const std::string& description, const std::string& rules) {
+    LoadedKernel kernel = parse_kernel_description(description);
+    kernel.rules = std::make_shared<const SpecializationRules>(parse_specialization_rules(rules));
+    kernel.handle = -1;
+    kernel.source = source;
+    kernel.name = name;
+    return kernel;
+  };
+  std::string why = "no bundle is loaded";
+  if (const BundledKernel* bundled = find_bundled(source, name, why)) {
+    try {
+      LoadedKernel kernel = stored(bundled->description, bundled->rules);
+      kernel.bundle = bundled;
+      log(LogLevel::debug, error_message({name}, "loaded from the bundle " + bundled->where() + ", without Python"));
+      return kernel;
+    } catch (const Error& e) {
+      raise<ArtifactError>({name}, "the bundle " + bundled->where() + " holds a description tritonrt cannot read: " +
+                                       without_prefix(e.what()));
+    }
+  }
   const KernelIndex* index = KernelIndex::get();
-  std::string why = "the index is off (TRITONRT_INDEX=off)";
+  why += index == nullptr ? "; the index is off (TRITONRT_INDEX=off)" : "";
   if (index != nullptr) {
-    if (auto found = index->find_kernel(source, name, why)) {
+    std::string index_why;
+    if (auto found = index->find_kernel(source, name, index_why)) {
       try {
-        LoadedKernel kernel = parse_kernel_description(found->description);
-        kernel.rules = std::make_shared<const SpecializationRules>(parse_specialization_rules(found->rules));
-        kernel.handle = -1;
-        kernel.source = source;
-        kernel.name = name;
+        LoadedKernel kernel = stored(found->description, found->rules);
         kernel.index_fingerprint = std::move(found->fingerprint);
         log(LogLevel::debug, error_message({name}, "loaded from the index, without Python"));
         return kernel;
       } catch (const Error& e) {
-        why = "its index record does not parse: " + without_prefix(e.what());
+        index_why = "its index record does not parse: " + without_prefix(e.what());
       }
     }
-    log(LogLevel::debug, error_message({name}, "not served by the index (" + why + "): loading it through Python"));
+    why += "; tritonrt's index cannot serve it: " + index_why;
+    log(LogLevel::debug, error_message({name}, "not served by a bundle or the index (" + why + "): loading it through Python"));
   }
   Compiler* compiler = nullptr;
   try {
     compiler = &Compiler::get();
   } catch (const PythonError& e) {
-    raise<PythonError>({name}, "cannot be loaded from '" + std::string(source) + "': tritonrt's index cannot serve it (" +
-                                   why + ") and Python is unavailable (" + without_prefix(e.what()) + ")");
+    raise<PythonError>({name}, "cannot be loaded from '" + std::string(source) + "' (" + why +
+                                   ") and Python is unavailable (" + without_prefix(e.what()) + ")");
   }
   // The installed Triton's rules, asked once per process.
   static const std::string rules_json = compiler->specialization_rules();
@@ -179,6 +198,12 @@ LoadedKernel load_kernel(std::string_view source, std::string_view name) {
 Artifact compile(const LoadedKernel& kernel, const Target& target, const CompileOptions& options,
                  const std::vector<CompileParam>& params, const std::string& key) {
   const ErrorSite site{kernel.signature.name};
+  if (kernel.bundle != nullptr) {
+    if (auto found = bundled_artifact(*kernel.bundle, key, target)) {
+      log(LogLevel::debug, error_message(site, "artifact for " + target.str() + " found in the bundle " + kernel.bundle->where()));
+      return std::move(*found);
+    }
+  }
   const KernelIndex* index = kernel.index_fingerprint.empty() ? nullptr : KernelIndex::get();
   const std::string index_key = kernel.index_fingerprint + "|" + key;
   if (index != nullptr) {
@@ -187,13 +212,20 @@ Artifact compile(const LoadedKernel& kernel, const Target& target, const Compile
       return std::move(*found);
     }
   }
+  const std::string held = kernel.bundle != nullptr
+                               ? "the bundle " + kernel.bundle->where() + " holds no artifact for this call (" + key +
+                                     "; it holds this kernel for " + kernel.bundle->targets() + ")"
+                               : std::string(index != nullptr ? "tritonrt's index holds no artifact" : "nothing compiled") +
+                                     " for this call (" + key + ")";
+  std::error_code ec;
+  if (kernel.bundle != nullptr && kernel.source.ends_with(".py") && !std::filesystem::exists(kernel.source, ec)) {
+    raise<ArtifactError>(site, held + ", and its source '" + kernel.source + "' is not here to compile it from");
+  }
   Compiler* compiler = nullptr;
   try {
     compiler = &Compiler::get();
   } catch (const PythonError& e) {
-    raise<PythonError>(site, std::string(index != nullptr ? "tritonrt's index holds no artifact" : "nothing compiled") +
-                                 " for this call (" + key + "), and Python is unavailable to compile it (" +
-                                 without_prefix(e.what()) + ")");
+    raise<PythonError>(site, held + ", and Python is unavailable to compile it (" + without_prefix(e.what()) + ")");
   }
   for (int attempt = 0;; ++attempt) {
     CompiledFiles files = compiler->compile(kernel, target, options, params);
@@ -220,15 +252,24 @@ Artifact compile(const LoadedKernel& kernel, const Target& target, const Compile
   }
 }
 
-std::optional<std::size_t> indexed_choice(const LoadedKernel& kernel, std::size_t layer, const std::string& key) {
+std::optional<StoredChoice> indexed_choice(const LoadedKernel& kernel, std::size_t layer, const std::string& key) {
+  const auto& configs = kernel.layers.at(layer).configs;
+  // The config list is part of the kernel's source, so the fingerprint (or the bundle's
+  // identity check) covers it; the text is compared all the same.
+  const auto valid = [&](std::size_t config, const std::string& text) {
+    return config < configs.size() && configs[config].text == text;
+  };
+  if (kernel.bundle != nullptr) {
+    const auto it = kernel.bundle->choices.find(key);
+    if (it != kernel.bundle->choices.end() && valid(it->second.first, it->second.second)) {
+      return StoredChoice{it->second.first, "the bundle " + kernel.bundle->where()};
+    }
+  }
   const KernelIndex* index = kernel.index_fingerprint.empty() ? nullptr : KernelIndex::get();
   if (index == nullptr) return std::nullopt;
   const auto stored = index->find_choice(kernel.source, kernel.name, kernel.index_fingerprint + "|" + key);
-  const auto& configs = kernel.layers.at(layer).configs;
-  // The config list is part of the kernel's source, so the fingerprint covers it; the text
-  // is compared all the same.
-  if (!stored || stored->first >= configs.size() || configs[stored->first].text != stored->second) return std::nullopt;
-  return stored->first;
+  if (!stored || !valid(stored->first, stored->second)) return std::nullopt;
+  return StoredChoice{stored->first, "tritonrt's index"};
 }
 
 void index_choice(const LoadedKernel& kernel, std::size_t layer, const std::string& key, std::size_t config) {

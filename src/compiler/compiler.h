@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/specialization.h"
+#include "store/bundle.h"
 #include "tritonrt/artifact.h"
 #include "tritonrt/options.h"
 #include "tritonrt/signature.h"
@@ -61,6 +62,7 @@ struct LoadedKernel {
   mutable int handle = -1;
   std::shared_ptr<const SpecializationRules> rules;  ///< those of the Triton that described it
   std::string index_fingerprint;  ///< the index record's, or "" when it is not indexed
+  const BundledKernel* bundle = nullptr;  ///< the loaded bundle's copy it was read from, if any
   KernelSignature signature;
   std::vector<ParamRule> param_rules;  ///< per parameter, in the specializer's compact form
   std::vector<std::optional<Arg>> defaults;  ///< Arg form of each Python default, if any
@@ -143,10 +145,10 @@ class Compiler {
   static Compiler& get();
 };
 
-/// Kernel `name` of `source`: from tritonrt's index when it holds a fresh record (no Python
-/// started), otherwise imported through Python (once per source) and recorded in the index.
-/// Throws SourceError, or PythonError saying why the index could not serve it when Python
-/// cannot be loaded.
+/// Kernel `name` of `source`: from a loaded bundle that holds it, else from tritonrt's index
+/// when it holds a fresh record (no Python started in either case), otherwise imported
+/// through Python (once per source) and recorded in the index. Throws SourceError, or
+/// PythonError saying why neither could serve it when Python cannot be loaded.
 LoadedKernel load_kernel(std::string_view source, std::string_view name);
 
 /// The bridge's description of a kernel (JSON) in C++ form; a malformed description is a
@@ -160,16 +162,23 @@ HeuristicResult parse_heuristic_result(const LoadedKernel& kernel, std::string_v
 SpecializationRules parse_specialization_rules(std::string_view json);
 
 /// The artifact for one specialization, `key` naming it (target, options, specialization):
-/// from tritonrt's index when the kernel is indexed and the index holds it, otherwise
+/// from the kernel's bundle, or from tritonrt's index when the kernel is indexed and the
+/// index holds it, otherwise
 /// compiled through Triton and checked (an entry of Triton's cache that is unreadable or
 /// invalid is set aside and compiled once more; still invalid is an ArtifactError), then
 /// recorded in the index.
 Artifact compile(const LoadedKernel& kernel, const Target& target, const CompileOptions& options,
                  const std::vector<CompileParam>& params, const std::string& key);
 
-/// An autotuner's choice (decorator `layer`, config index) recorded in tritonrt's index under
-/// `key` (target and tuning key) for this kernel's sources, or nullopt.
-std::optional<std::size_t> indexed_choice(const LoadedKernel& kernel, std::size_t layer, const std::string& key);
+/// An autotuner's choice made before.
+struct StoredChoice {
+  std::size_t config;  ///< the config's index
+  std::string where;   ///< "tritonrt's index" or "the bundle <path>"
+};
+
+/// An autotuner's choice (decorator `layer`) recorded under `key` (target and tuning key) in
+/// the kernel's bundle, or in tritonrt's index for this kernel's sources; or nullopt.
+std::optional<StoredChoice> indexed_choice(const LoadedKernel& kernel, std::size_t layer, const std::string& key);
 
 /// Records an autotuner's choice in tritonrt's index (nothing when the kernel is not indexed).
 void index_choice(const LoadedKernel& kernel, std::size_t layer, const std::string& key, std::size_t config);

@@ -481,12 +481,13 @@ std::size_t JitFunction::Impl::run_tuning(std::size_t layer, const std::vector<A
   const auto started = std::chrono::steady_clock::now();
   const Target& target = r.context->device.target;
 
-  // A choice made before, by this or another process, for the same sources, target and key:
+  // A choice made before, by this or another process (or bundled), for the same sources,
+  // target and key:
   // taken as Triton takes its in-memory one (no pruning, no timing, no Python).
   const std::string choice_key = "autotune " + std::to_string(layer) + "|" + target.str() + "|" + key_text(key);
   if (const auto stored = detail::indexed_choice(kernel, layer, choice_key)) {
-    say("tuning result for key " + key_text(key) + " read from tritonrt's index: " + tuner.configs[*stored].text);
-    return *stored;
+    say("tuning result for key " + key_text(key) + " read from " + stored->where + ": " + tuner.configs[stored->config].text);
+    return stored->config;
   }
 
   const std::vector<std::size_t> candidates = this->candidates(layer, r);

@@ -1,10 +1,7 @@
 #include "store/index.h"
 
-#include <unistd.h>
-
-#include <atomic>
+#include <algorithm>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -14,6 +11,7 @@
 #include "common/errors.h"
 #include "common/log.h"
 #include "common/sha256.h"
+#include "store/files.h"
 #include "store/triton_cache.h"
 
 extern char** environ;
@@ -38,15 +36,6 @@ std::map<std::string, std::string> compile_environment() {
     }
   }
   return out;
-}
-
-std::optional<std::string> read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  if (in.bad()) return std::nullopt;
-  return std::move(bytes).str();
 }
 
 // A record: "tritonrt-index <format> <kind> <json bytes> <binary bytes> <sha256 of both>\n",
@@ -105,27 +94,10 @@ void set_aside_invalid(const std::filesystem::path& path, std::string_view site,
   log(LogLevel::warning, error_message({site}, problem + "; " + (moved.empty() ? "it was gone" : "set aside as " + moved)));
 }
 
-// Writes `bytes` to `path` so that a reader sees the whole file or none.
+// Writes an index file; a failure costs a later recompile, so it is reported, not thrown.
 void write_atomically(const std::filesystem::path& path, const std::string& bytes) {
-  static std::atomic<unsigned> counter{0};
-  std::error_code ec;
-  std::filesystem::create_directories(path.parent_path(), ec);
-  const auto temporary = path.string() + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.close();
-    if (!out) {
-      std::filesystem::remove(temporary, ec);
-      log(LogLevel::warning, "could not write the index file " + path.string() + " (is " +
-                                 path.parent_path().string() + " writable?); going on without it");
-      return;
-    }
-  }
-  std::filesystem::rename(temporary, path, ec);
-  if (ec) {
-    std::filesystem::remove(temporary, ec);
-    log(LogLevel::warning, "could not write the index file " + path.string() + ": " + ec.message());
+  if (const std::string why = write_whole_file(path, bytes); !why.empty()) {
+    log(LogLevel::warning, "could not write the index file " + path.string() + " (" + why + "); going on without it");
   }
 }
 
@@ -206,8 +178,12 @@ std::optional<IndexedKernel> KernelIndex::find_kernel(std::string_view source, s
       }
       return std::nullopt;
     }
-    return IndexedKernel{j.at("description").get<std::string>(), j.at("rules").get<std::string>(),
-                         j.at("fingerprint").get<std::string>()};
+    IndexedKernel kernel{j.at("description").get<std::string>(), j.at("rules").get<std::string>(),
+                         j.at("fingerprint").get<std::string>(), {}};
+    for (const auto& file : j.at("files")) {
+      kernel.files.emplace_back(file.at("path").get<std::string>(), file.at("sha256").get<std::string>());
+    }
+    return kernel;
   } catch (const nlohmann::json::exception&) {
     why = "its index entry lacks a field this tritonrt reads";
     return std::nullopt;
@@ -279,6 +255,67 @@ void KernelIndex::put_choice(std::string_view source, std::string_view name, con
                              std::size_t config, const std::string& config_text) const {
   const nlohmann::json j = {{"key", key}, {"config", config}, {"text", config_text}};
   write_atomically(keyed_file(source, name, key, ".choice"), record("choice", dump(j), ""));
+}
+
+std::vector<IndexListing> KernelIndex::list(std::vector<std::string>& skipped) const {
+  std::vector<IndexListing> out;
+  std::error_code ec;
+  std::vector<std::filesystem::path> kernels;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_ / ("v" + std::to_string(kFormat)), ec)) {
+    if (entry.is_directory(ec)) kernels.push_back(entry.path());
+  }
+  std::sort(kernels.begin(), kernels.end());  // the same index lists the same way every time
+  for (const auto& kernel_dir : kernels) {
+    std::string why;
+    const auto record = load(kernel_dir / "kernel", "kernel", "index", why);
+    if (!record) {
+      if (std::filesystem::exists(kernel_dir / "kernel", ec)) skipped.push_back(kernel_dir.string() + ": " + why);
+      continue;
+    }
+    IndexListing listing;
+    try {
+      listing.source = record->json.at("source").get<std::string>();
+      listing.name = record->json.at("name").get<std::string>();
+    } catch (const nlohmann::json::exception&) {
+      skipped.push_back(kernel_dir.string() + ": its kernel record lacks a field this tritonrt reads");
+      continue;
+    }
+    auto kernel = find_kernel(listing.source, listing.name, why);
+    if (!kernel) {
+      skipped.push_back(listing.name + " of " + listing.source + ": " + why);
+      continue;
+    }
+    listing.kernel = std::move(*kernel);
+    const std::string prefix = listing.kernel.fingerprint + "|";
+    std::vector<std::filesystem::path> files;
+    for (const auto& entry : std::filesystem::directory_iterator(kernel_dir, ec)) files.push_back(entry.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& path : files) {
+      const auto extension = path.extension().string();
+      if (extension != ".artifact" && extension != ".choice") continue;
+      const auto found = load(path, extension.substr(1), listing.name, why);
+      if (!found) continue;
+      try {
+        const auto key = found->json.at("key").get<std::string>();
+        if (!key.starts_with(prefix)) continue;  // compiled from earlier sources
+        if (extension == ".choice") {
+          listing.choices.push_back({key.substr(prefix.size()), found->json.at("config").get<std::size_t>(),
+                                     found->json.at("text").get<std::string>()});
+          continue;
+        }
+        const Target target = Target::parse(key.substr(prefix.size(), key.find('|', prefix.size()) - prefix.size()));
+        if (auto artifact = find_artifact(listing.source, listing.name, key, target)) {
+          listing.artifacts.emplace_back(key.substr(prefix.size()), std::move(*artifact));
+        }
+      } catch (const nlohmann::json::exception&) {
+        continue;  // a record of an older layout: not listed
+      } catch (const Error&) {
+        continue;  // a key whose target this tritonrt does not read
+      }
+    }
+    out.push_back(std::move(listing));
+  }
+  return out;
 }
 
 }  // namespace tritonrt::detail

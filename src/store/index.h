@@ -30,6 +30,21 @@ struct IndexedKernel {
   std::string description;
   std::string rules;
   std::string fingerprint;
+  std::vector<std::pair<std::string, std::string>> files;  ///< path, SHA-256 of its content
+};
+
+/// Everything the index holds for one fresh kernel, keys without the fingerprint (what
+/// bundles are made of, src/store/bundle.h).
+struct IndexListing {
+  std::string source, name;
+  IndexedKernel kernel;
+  std::vector<std::pair<std::string, Artifact>> artifacts;  ///< key (target|options|specialization)
+  struct Choice {
+    std::string key;  ///< autotune <layer>|target|tuning key
+    std::size_t config;
+    std::string text;
+  };
+  std::vector<Choice> choices;
 };
 
 class KernelIndex {
@@ -70,6 +85,10 @@ class KernelIndex {
 
   void put_choice(std::string_view source, std::string_view name, const std::string& key, std::size_t config,
                   const std::string& config_text) const;
+
+  /// Every kernel the index holds fresh, with its artifacts and choices for its current
+  /// sources. Kernels left out (stale, damaged) are reported in `skipped`, one line each.
+  std::vector<IndexListing> list(std::vector<std::string>& skipped) const;
 
  private:
   std::filesystem::path kernel_dir(std::string_view source, std::string_view name) const;

@@ -1,102 +1,11 @@
-// tritonrt's index from a process that cannot load Python: this binary links no libpython,
-// and TRITONRT_LIBPYTHON points nowhere, so every call the index cannot serve fails. The
-// kernels are compiled by another process (the tritonrt CLI, with Python), as a deployment
-// would compile them once and start many processes after.
-
-#include <gtest/gtest.h>
-
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <optional>
-#include <sstream>
-#include <string>
-#include <utility>
-
-#include <unistd.h>
+// tritonrt's index from a process that cannot load Python (no_python.h): every call the
+// index cannot serve fails.
 
 #include "common/sha256.h"
-#include "fake_cuda.h"
-#include "tritonrt/tritonrt.h"
+#include "stand_in_driver.h"
 
 namespace tritonrt::test {
 namespace {
-
-namespace fs = std::filesystem;
-
-const fs::path kKernels = TRITONRT_TEST_KERNELS;
-
-// One scratch folder per run: the kernels' copies, Triton's cache and tritonrt's index.
-// Set before the first JitFunction::get reads the environment.
-class Scratch : public ::testing::Environment {
- public:
-  void SetUp() override {
-    if (const char* parent = std::getenv("TRITONRT_INDEX_TEST_PARENT")) {  // a child: the parent's folder as is
-      dir = parent;
-      return;
-    }
-    char pattern[] = "/tmp/tritonrt-index-test-XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir = pattern;
-    setenv("TRITON_CACHE_DIR", (dir / "triton").c_str(), 1);
-    setenv("TRITONRT_CACHE_DIR", (dir / "index").c_str(), 1);
-    setenv("TRITONRT_LIBPYTHON", "/nonexistent/libpython-for-this-test.so", 1);
-    unsetenv("TRITONRT_INDEX");
-    unsetenv("TRITONRT_PYTHON");
-    fs::copy(kKernels / "signatures.py", dir / "signatures.py");
-    fs::copy(kKernels / "pkg", dir / "pkg");
-    fs::copy(kKernels / "library_style.py", dir / "library_style.py");
-  }
-  void TearDown() override {
-    if (std::getenv("TRITONRT_INDEX_TEST_PARENT") == nullptr) fs::remove_all(dir);
-  }
-
-  fs::path dir;
-};
-Scratch* const scratch = static_cast<Scratch*>(::testing::AddGlobalTestEnvironment(new Scratch));
-
-std::string read(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
-void write(const fs::path& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
-}
-
-// Runs a shell command; returns its exit status (pclose's) and its output, stderr included.
-std::pair<int, std::string> run(const std::string& command) {
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return {-1, "popen failed: " + command};
-  std::string out;
-  char buffer[4096];
-  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) out += buffer;
-  return {pclose(pipe), out};
-}
-
-// `tritonrt compile` in a process of its own, with Python: returns the hash it printed.
-std::string compile_elsewhere(const std::string& kernel, const std::string& signature) {
-  const auto [status, out] = run("env -u TRITONRT_LIBPYTHON TRITONRT_PYTHON='" TRITONRT_TEST_PYTHON_EXE "' '" TRITONRT_TEST_CLI
-                                 "' compile '" + kernel + "' --target cuda:90 --signature '" + signature + "'");
-  EXPECT_EQ(status, 0) << out;
-  const auto at = out.find("\nhash");
-  if (at == std::string::npos) return "no hash in: " + out;
-  const auto begin = out.find_first_not_of(' ', at + 5);
-  return out.substr(begin, out.find('\n', begin) - begin);
-}
-
-bool python_is_mapped() {
-  return read("/proc/self/maps").find("libpython") != std::string::npos;
-}
-
-float* fptr(std::uintptr_t a) { return reinterpret_cast<float*>(a); }
-
-// The CLI's stand-in addresses: 16-byte aligned for `*fp32`, not for `*fp32:unaligned`.
-constexpr char kPlainSignature[] = R"(*fp32,*fp32:unaligned,4096,1,0.5,True,None,64,"fast")";
 
 TEST(Index, AProcessWithoutPythonRunsWhatAnotherProcessCompiled) {
   const std::string source = (scratch->dir / "signatures.py").string();
@@ -145,34 +54,6 @@ TEST(Index, AnEditedHelperMakesTheKernelStaleAndTheErrorNamesIt) {
   EXPECT_FALSE(python_is_mapped());
 }
 
-// The stand-in driver tritonrt loaded, or why a test must skip.
-std::optional<std::string> no_fake_driver(FakeCudaApi& fake) {
-  try {
-    (void)Target::current();
-  } catch (const DriverError& e) {
-    return std::string("no CUDA driver could be loaded; put the fake's directory on LD_LIBRARY_PATH: ") + e.what();
-  }
-  if (!fake_cuda_api(&fake)) return "the libcuda.so.1 loaded is a real driver, not tritonrt's fake";
-  fake.reset();
-  return std::nullopt;
-}
-
-constexpr int kTunedN = 1 << 16;
-alignas(16) float g_x[kTunedN], g_y[kTunedN], g_out[kTunedN];  // stand-in device memory
-
-void launch_tuned_add(FakeCudaApi& fake) {
-  // 20 ms a launch, 1 us a program: the config launching the fewest programs is the fastest.
-  fake.set_kernel_duration_us(nullptr, 20000);
-  fake.set_program_cost_us(1);
-  auto& fn = JitFunction::get((scratch->dir / "library_style.py").string(), "entry_autotuned_add");
-  LaunchConfig config;
-  config.grid_fn = [](const BoundArgs& a) { return Grid{cdiv(a.integer("n"), a.integer("BLOCK"))}; };
-  float* const x = g_x;
-  float* const y = g_y;
-  float* const out = g_out;
-  fn(config, x, y, out, kTunedN);
-}
-
 // JitFunction::get and the first launch, against the stand-in driver (ctest puts it on
 // LD_LIBRARY_PATH): the binary comes from the index, loaded and launched with no Python.
 TEST(Index, TheFirstLaunchNeedsNoPython) {
@@ -204,7 +85,7 @@ TEST(IndexChild, TunesWithPython) {
   if (std::getenv("TRITONRT_INDEX_TEST_PARENT") == nullptr) GTEST_SKIP() << "run by Index.ATunedChoiceIsReused...";
   FakeCudaApi fake{};
   if (const auto why = no_fake_driver(fake)) GTEST_SKIP() << *why;
-  launch_tuned_add(fake);
+  launch_tuned_add(fake, scratch->dir / "library_style.py");
   FakeCudaStats stats{};
   fake.get_stats(&stats);
   FakeCudaLaunch launch{};
@@ -228,7 +109,7 @@ TEST(Index, ATunedChoiceIsReusedWithoutPythonOrTuning) {
   ASSERT_EQ(std::sscanf(out.c_str() + at, "tuned: %llu launches, grid %u", &child_launches, &child_grid), 2) << out;
   EXPECT_GT(child_launches, 3u) << "the child did not tune";
 
-  launch_tuned_add(fake);
+  launch_tuned_add(fake, scratch->dir / "library_style.py");
   FakeCudaStats stats{};
   fake.get_stats(&stats);
   EXPECT_EQ(stats.launches, 1u);  // the chosen config, once: nothing timed

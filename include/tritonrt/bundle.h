@@ -1,0 +1,70 @@
+// Bundles: compiled kernels packed into one file, for machines that run them without
+// Python, Triton or the kernels' .py files.
+//
+//     tritonrt bundle create kernels.trb                  # everything in this machine's index
+//     tritonrt::load_bundle("kernels.trb");               // or TRITONRT_BUNDLE=kernels.trb
+//     auto& add = tritonrt::JitFunction::get("kernels/add.py", "add_kernel");  // from the bundle
+//
+// A bundled kernel is found by its module's name and its own name ("add:add_kernel" for
+// kernels/add.py, and for a module `pkg.add`), so the path it is given by may differ from
+// the one it was compiled from. Where its .py file is present and differs from the bundled
+// one's source, the bundle is not used for it.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "tritonrt/artifact.h"
+
+namespace tritonrt {
+
+/// One kernel of a bundle.
+struct BundleKernel {
+  std::string identity;              ///< module:kernel, what a JitFunction::get call is matched on
+  std::string source;                ///< the source it was compiled from
+  std::string name;                  ///< the kernel's name
+  std::vector<std::string> targets;  ///< the targets it holds artifacts for, e.g. cuda:90
+  std::size_t artifacts = 0;         ///< compiled specializations (all targets)
+  std::size_t choices = 0;           ///< autotuners' choices
+  std::size_t bytes = 0;             ///< its binaries' size
+};
+
+/// What a bundle holds.
+struct BundleInfo {
+  std::filesystem::path path;
+  std::string created_by;  ///< the tritonrt version that wrote it
+  std::vector<BundleKernel> kernels;
+  std::size_t bytes = 0;  ///< the file's size
+  /// Kernels of the index left out when it was created here, and why (stale, damaged).
+  std::vector<std::string> skipped;
+};
+
+/// Which of the index's kernels and artifacts a new bundle takes; an empty list takes all.
+struct BundleFilter {
+  /// Kernels as SOURCE:NAME (matched by identity, so module:kernel works too) or NAME alone.
+  std::vector<std::string> kernels;
+  std::vector<Target> targets;
+  /// Artifacts by Triton's kernel hash (KernelMetadata::hash).
+  std::vector<std::string> hashes;
+};
+
+/// Writes a bundle of what this machine's index (TRITONRT_CACHE_DIR, see the README) holds
+/// for current sources: each kernel's description, its artifacts and its autotuners'
+/// choices. The file is written whole or not at all. Throws ArtifactError when the filter
+/// leaves nothing, or when two kernels the bundle would hold share an identity.
+BundleInfo create_bundle(const std::filesystem::path& out, const BundleFilter& filter = {});
+
+/// What the bundle at `path` holds; checks its header and table, reads no binary. Throws
+/// ArtifactError for a file that is not a whole bundle this tritonrt reads.
+BundleInfo read_bundle(const std::filesystem::path& path);
+
+/// Makes the bundle's kernels available to JitFunction::get in this process, before the
+/// index and Python; binaries are read, checked against their checksums and loaded onto a
+/// device on first use. A kernel in several loaded bundles comes from the first loaded.
+/// TRITONRT_BUNDLE (paths separated by ':') loads bundles before the first kernel is got.
+/// Loading the same file twice loads it once. Throws ArtifactError as read_bundle does.
+BundleInfo load_bundle(const std::filesystem::path& path);
+
+}  // namespace tritonrt

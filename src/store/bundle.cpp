@@ -1,0 +1,410 @@
+#include "store/bundle.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <system_error>
+
+#include "common/errors.h"
+#include "common/log.h"
+#include "common/sha256.h"
+#include "store/files.h"
+#include "store/index.h"
+#include "store/triton_cache.h"
+#include "tritonrt/bundle.h"
+
+#ifndef TRITONRT_VERSION
+#error "TRITONRT_VERSION is set by CMakeLists.txt"
+#endif
+
+namespace tritonrt::detail {
+
+constexpr std::string_view kMagic = "tritonrt-bundle";
+constexpr int kFormat = 1;
+constexpr std::size_t kMaxHeader = 256;
+
+// A bundle file mapped read-only for the life of the object: its table parsed, its binaries
+// where the table says.
+class MappedBundle {
+ public:
+  explicit MappedBundle(const std::filesystem::path& path) : path_(path) {
+    const auto fail = [&](const std::string& why) { raise<ArtifactError>({}, "the bundle " + path.string() + " " + why); };
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) fail("cannot be opened: " + std::error_code(errno, std::generic_category()).message());
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      ::close(fd);
+      fail("is not a regular file");
+    }
+    size_ = static_cast<std::size_t>(st.st_size);
+    if (size_ > 0) {
+      void* mapped = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+      if (mapped == MAP_FAILED) {
+        ::close(fd);
+        fail("cannot be mapped: " + std::error_code(errno, std::generic_category()).message());
+      }
+      data_ = static_cast<const char*>(mapped);
+    }
+    ::close(fd);
+    try {
+      parse();
+    } catch (...) {
+      unmap();
+      throw;
+    }
+  }
+  ~MappedBundle() { unmap(); }
+  MappedBundle(const MappedBundle&) = delete;
+  MappedBundle& operator=(const MappedBundle&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+  std::size_t size() const { return size_; }
+  const std::string& created_by() const { return created_by_; }
+  const std::vector<std::unique_ptr<BundledKernel>>& kernels() const { return kernels_; }
+  std::string_view bytes(const BundledKernel::Binary& binary) const {
+    return std::string_view(data_ + blobs_ + binary.offset, binary.size);
+  }
+
+ private:
+  void unmap() {
+    if (data_ != nullptr) ::munmap(const_cast<char*>(data_), size_);
+    data_ = nullptr;
+  }
+
+  [[noreturn]] void damaged(const std::string& why) const {
+    raise<ArtifactError>({}, "the bundle " + path_.string() + " is not a whole tritonrt bundle: " + why);
+  }
+
+  void parse() {
+    const std::string_view file(data_ != nullptr ? data_ : "", size_);
+    const auto newline = file.find('\n');
+    if (!file.starts_with(kMagic) || newline == std::string_view::npos || newline > kMaxHeader) {
+      damaged("it does not start with a tritonrt-bundle header");
+    }
+    std::istringstream header{std::string(file.substr(0, newline))};
+    std::string magic, digest;
+    int format = 0;
+    std::size_t table_size = 0;
+    if (!(header >> magic >> format >> table_size >> digest) || magic != kMagic) damaged("its header does not read");
+    if (format != kFormat) {
+      raise<ArtifactError>({}, "the bundle " + path_.string() + " is in bundle format " + std::to_string(format) +
+                                   "; this tritonrt (" TRITONRT_VERSION ") reads format " + std::to_string(kFormat) +
+                                   ": create it again with this tritonrt");
+    }
+    const std::string_view rest = file.substr(newline + 1);
+    if (table_size > rest.size()) damaged("it is shorter than its header says (cut short?)");
+    const std::string_view table = rest.substr(0, table_size);
+    if (sha256_hex(table) != digest) damaged("its table does not match its checksum");
+    blobs_ = newline + 1 + table_size;
+    const std::size_t blob_bytes = size_ - blobs_;
+    try {
+      const auto j = nlohmann::json::parse(table);
+      created_by_ = j.at("created_by").get<std::string>();
+      for (const auto& k : j.at("kernels")) {
+        auto kernel = std::make_unique<BundledKernel>();
+        kernel->bundle = this;
+        kernel->identity = k.at("identity").get<std::string>();
+        kernel->source = k.at("source").get<std::string>();
+        kernel->name = k.at("name").get<std::string>();
+        kernel->description = k.at("description").get<std::string>();
+        kernel->rules = k.at("rules").get<std::string>();
+        for (const auto& f : k.at("files")) kernel->files.emplace_back(f.at(0).get<std::string>(), f.at(1).get<std::string>());
+        for (const auto& a : k.at("artifacts")) {
+          BundledKernel::Binary binary{a.at("binary_kind").get<std::string>(), a.at("metadata").get<std::string>(),
+                                       a.at("offset").get<std::size_t>(), a.at("size").get<std::size_t>(),
+                                       a.at("sha256").get<std::string>()};
+          if (binary.offset > blob_bytes || binary.size > blob_bytes - binary.offset) {
+            damaged("a binary of " + kernel->name + " lies past its end (cut short?)");
+          }
+          kernel->artifacts.emplace(a.at("key").get<std::string>(), std::move(binary));
+        }
+        for (const auto& c : k.at("choices")) {
+          kernel->choices.emplace(c.at("key").get<std::string>(),
+                                  std::make_pair(c.at("config").get<std::size_t>(), c.at("text").get<std::string>()));
+        }
+        kernels_.push_back(std::move(kernel));
+      }
+    } catch (const nlohmann::json::exception& e) {
+      damaged(std::string("its table does not read: ") + e.what());
+    }
+  }
+
+  std::filesystem::path path_;
+  const char* data_ = nullptr;
+  std::size_t size_ = 0;
+  std::size_t blobs_ = 0;  ///< where the binaries start
+  std::string created_by_;
+  std::vector<std::unique_ptr<BundledKernel>> kernels_;
+};
+
+std::string BundledKernel::where() const { return bundle->path().string(); }
+
+std::string BundledKernel::targets() const {
+  std::set<std::string> found;
+  for (const auto& [key, binary] : artifacts) found.insert(key.substr(0, key.find('|')));
+  std::string out;
+  for (const auto& t : found) out += (out.empty() ? "" : ", ") + t;
+  return out.empty() ? "no target" : out;
+}
+
+namespace {
+
+BundleInfo describe(const MappedBundle& bundle) {
+  BundleInfo info;
+  info.path = bundle.path();
+  info.created_by = bundle.created_by();
+  info.bytes = bundle.size();
+  for (const auto& k : bundle.kernels()) {
+    BundleKernel kernel{k->identity, k->source, k->name, {}, k->artifacts.size(), k->choices.size(), 0};
+    std::set<std::string> targets;
+    for (const auto& [key, binary] : k->artifacts) {
+      targets.insert(key.substr(0, key.find('|')));
+      kernel.bytes += binary.size;
+    }
+    kernel.targets.assign(targets.begin(), targets.end());
+    info.kernels.push_back(std::move(kernel));
+  }
+  return info;
+}
+
+// The process's loaded bundles, in load order, and their kernels by identity (first wins).
+struct LoadedBundles {
+  std::mutex mutex;
+  std::vector<std::unique_ptr<MappedBundle>> bundles;
+  std::map<std::string, const BundledKernel*, std::less<>> kernels;
+  bool environment_read = false;
+  std::string environment_error;  ///< why TRITONRT_BUNDLE's bundles could not be loaded
+
+  static LoadedBundles& get() {
+    static LoadedBundles* const loaded = new LoadedBundles;  // kernels point into it until exit
+    return *loaded;
+  }
+
+  // With `mutex` held.
+  const MappedBundle& load(const std::filesystem::path& path) {
+    std::error_code ec;
+    const auto canonical = std::filesystem::weakly_canonical(path, ec);
+    for (const auto& b : bundles) {
+      if (b->path() == (ec ? path : canonical)) return *b;
+    }
+    auto bundle = std::make_unique<MappedBundle>(ec ? path : canonical);
+    for (const auto& kernel : bundle->kernels()) {
+      const auto [it, added] = kernels.emplace(kernel->identity, kernel.get());
+      if (!added) {
+        log(LogLevel::info, error_message({kernel->name}, "is in the bundles " + it->second->where() + " and " +
+                                                          bundle->path().string() + ": the first one's is used"));
+      }
+    }
+    log(LogLevel::info, "loaded the bundle " + bundle->path().string() + " (" + std::to_string(bundle->kernels().size()) +
+                            " kernels, " + std::to_string(bundle->size()) + " bytes)");
+    bundles.push_back(std::move(bundle));
+    return *bundles.back();
+  }
+
+  // With `mutex` held: TRITONRT_BUNDLE's bundles, once per process.
+  void load_environment() {
+    if (environment_read) return;
+    environment_read = true;
+    const char* list = std::getenv("TRITONRT_BUNDLE");
+    if (list == nullptr) return;
+    std::string_view rest(list);
+    while (!rest.empty()) {
+      const auto colon = rest.find(':');
+      const std::string path(rest.substr(0, colon));
+      rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+      if (path.empty()) continue;
+      try {
+        load(path);
+      } catch (const Error& e) {
+        std::string what = e.what();
+        if (what.starts_with("tritonrt: ")) what.erase(0, 10);
+        environment_error = "TRITONRT_BUNDLE: " + what;
+      }
+    }
+  }
+};
+
+// Whether a file tritonrt can read here says the bundled kernel was compiled from other
+// sources: the kernel's own .py file as given, or a recorded file still at its path.
+std::optional<std::string> stale_because(const BundledKernel& kernel, std::string_view source) {
+  std::vector<std::pair<std::string, std::string>> checks;
+  if (source.ends_with(".py") && !kernel.files.empty()) checks.emplace_back(source, kernel.files.front().second);
+  for (const auto& [path, sha] : kernel.files) {
+    // Triton's own version file: another Triton here does not change what was compiled.
+    if (!path.ends_with("/triton/__init__.py")) checks.emplace_back(path, sha);
+  }
+  for (const auto& [path, sha] : checks) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) continue;
+    const auto bytes = read_file(path);
+    if (bytes && sha256_hex(*bytes) != sha) return "'" + path + "' differs from the source it was bundled from";
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string bundle_identity(std::string_view source, std::string_view name) {
+  std::string_view module = source;
+  if (module.ends_with(".py")) {
+    module.remove_suffix(3);
+    if (const auto slash = module.rfind('/'); slash != std::string_view::npos) module.remove_prefix(slash + 1);
+  } else if (const auto dot = module.rfind('.'); dot != std::string_view::npos) {
+    module.remove_prefix(dot + 1);
+  }
+  return std::string(module) + ":" + std::string(name);
+}
+
+const BundledKernel* find_bundled(std::string_view source, std::string_view name, std::string& why) {
+  auto& loaded = LoadedBundles::get();
+  std::lock_guard lock(loaded.mutex);
+  loaded.load_environment();
+  if (!loaded.environment_error.empty()) raise<ArtifactError>({name}, loaded.environment_error);
+  if (loaded.bundles.empty()) return nullptr;
+  const auto it = loaded.kernels.find(bundle_identity(source, name));
+  if (it == loaded.kernels.end()) {
+    why = "no loaded bundle holds " + bundle_identity(source, name);
+    return nullptr;
+  }
+  if (const auto stale = stale_because(*it->second, source)) {
+    why = "the bundle " + it->second->where() + " is not used for it: " + *stale;
+    log(LogLevel::warning, error_message({name}, why));
+    return nullptr;
+  }
+  return it->second;
+}
+
+std::optional<Artifact> bundled_artifact(const BundledKernel& kernel, const std::string& key, const Target& target) {
+  const auto it = kernel.artifacts.find(key);
+  if (it == kernel.artifacts.end()) return std::nullopt;
+  const auto& binary = it->second;
+  const std::string_view bytes = kernel.bundle->bytes(binary);
+  const auto fail = [&](const std::string& why) {
+    raise<ArtifactError>({kernel.name}, "the bundle " + kernel.where() + " is damaged: its artifact for " + key + " " + why);
+  };
+  if (sha256_hex(bytes) != binary.sha256) fail("does not match its checksum");
+  Artifact artifact;
+  try {
+    artifact.metadata = KernelMetadata::parse(binary.metadata);
+  } catch (const ArtifactError& e) {
+    fail(std::string("has metadata tritonrt cannot use: ") + e.what());
+  }
+  artifact.binary.assign(bytes);
+  artifact.binary_kind = binary.binary_kind;
+  artifact.cache_dir = kernel.where();
+  if (const auto problem = artifact_problem(artifact, target)) fail("is not usable: " + *problem);
+  return artifact;
+}
+
+}  // namespace tritonrt::detail
+
+namespace tritonrt {
+namespace {
+
+bool wanted_kernel(const BundleFilter& filter, const detail::IndexListing& listing) {
+  if (filter.kernels.empty()) return true;
+  const std::string identity = detail::bundle_identity(listing.source, listing.name);
+  return std::any_of(filter.kernels.begin(), filter.kernels.end(), [&](const std::string& wanted) {
+    const auto colon = wanted.rfind(':');
+    if (colon == std::string::npos) return wanted == listing.name;
+    return detail::bundle_identity(std::string_view(wanted).substr(0, colon), std::string_view(wanted).substr(colon + 1)) ==
+           identity;
+  });
+}
+
+bool wanted_target(const BundleFilter& filter, std::string_view key) {
+  const std::string_view target = key.substr(0, key.find('|'));
+  return filter.targets.empty() || std::any_of(filter.targets.begin(), filter.targets.end(),
+                                               [&](const Target& t) { return t.str() == target; });
+}
+
+}  // namespace
+
+BundleInfo create_bundle(const std::filesystem::path& out, const BundleFilter& filter) {
+  const detail::KernelIndex* index = detail::KernelIndex::get();
+  if (index == nullptr) detail::raise<ArtifactError>({}, "cannot create a bundle: the index is off (TRITONRT_INDEX=off)");
+  std::vector<std::string> skipped;
+  auto listings = index->list(skipped);
+  // Kernels in identity order, so that a bundle lists the same way wherever it was made.
+  std::sort(listings.begin(), listings.end(), [](const auto& a, const auto& b) {
+    return detail::bundle_identity(a.source, a.name) < detail::bundle_identity(b.source, b.name);
+  });
+  nlohmann::json kernels = nlohmann::json::array();
+  std::string blobs;
+  std::map<std::string, std::string> sources;  // identity -> source, to catch two kernels sharing one
+  for (auto& listing : listings) {
+    if (!wanted_kernel(filter, listing)) continue;
+    nlohmann::json artifacts = nlohmann::json::array();
+    for (auto& [key, artifact] : listing.artifacts) {
+      if (!wanted_target(filter, key)) continue;
+      if (!filter.hashes.empty() &&
+          std::find(filter.hashes.begin(), filter.hashes.end(), artifact.metadata.hash) == filter.hashes.end()) {
+        continue;
+      }
+      artifacts.push_back({{"key", key},
+                           {"binary_kind", artifact.binary_kind},
+                           {"metadata", artifact.metadata.json},
+                           {"offset", blobs.size()},
+                           {"size", artifact.binary.size()},
+                           {"sha256", detail::sha256_hex(artifact.binary)}});
+      blobs += artifact.binary;
+    }
+    if (artifacts.empty()) continue;  // nothing of it runs
+    const std::string identity = detail::bundle_identity(listing.source, listing.name);
+    if (const auto [it, added] = sources.emplace(identity, listing.source); !added) {
+      detail::raise<ArtifactError>({listing.name}, "cannot be bundled twice under one identity " + identity + ": from " +
+                                                       it->second + " and from " + listing.source +
+                                                       " (choose one with a kernel filter)");
+    }
+    nlohmann::json choices = nlohmann::json::array();
+    for (const auto& c : listing.choices) {
+      const std::string_view rest = std::string_view(c.key).substr(c.key.find('|') + 1);  // after "autotune <layer>"
+      if (wanted_target(filter, rest)) choices.push_back({{"key", c.key}, {"config", c.config}, {"text", c.text}});
+    }
+    kernels.push_back({{"identity", identity},
+                       {"source", listing.source},
+                       {"name", listing.name},
+                       {"description", listing.kernel.description},
+                       {"rules", listing.kernel.rules},
+                       {"files", listing.kernel.files},
+                       {"artifacts", std::move(artifacts)},
+                       {"choices", std::move(choices)}});
+  }
+  if (kernels.empty()) {
+    std::string why = "nothing in the index " + index->dir().string() + " matches";
+    for (const auto& line : skipped) why += "\n  skipped " + line;
+    detail::raise<ArtifactError>({}, "cannot create the bundle " + out.string() + ": " + why);
+  }
+  const nlohmann::json table = {{"created_by", TRITONRT_VERSION}, {"kernels", std::move(kernels)}};
+  const std::string text = table.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string file = std::string(detail::kMagic) + " " + std::to_string(detail::kFormat) + " " +
+                     std::to_string(text.size()) + " " + detail::sha256_hex(text) + "\n";
+  file.reserve(file.size() + text.size() + blobs.size());
+  file += text;
+  file += blobs;
+  if (const std::string why = detail::write_whole_file(out, file); !why.empty()) {
+    detail::raise<ArtifactError>({}, "cannot create the bundle " + out.string() + ": " + why);
+  }
+  BundleInfo info = read_bundle(out);
+  info.skipped = std::move(skipped);
+  return info;
+}
+
+BundleInfo read_bundle(const std::filesystem::path& path) { return detail::describe(detail::MappedBundle(path)); }
+
+BundleInfo load_bundle(const std::filesystem::path& path) {
+  auto& loaded = detail::LoadedBundles::get();
+  std::lock_guard lock(loaded.mutex);
+  return detail::describe(loaded.load(path));
+}
+
+}  // namespace tritonrt

@@ -1,0 +1,58 @@
+// Bundles (include/tritonrt/bundle.h) as the compiler layer reads them.
+//
+// A bundle file: a header line "tritonrt-bundle <format> <table bytes> <SHA-256 of the
+// table>", the table (JSON: per kernel its identity, description, specialization rules,
+// source files with their hashes, artifacts' keys, metadata, offsets, sizes and SHA-256,
+// and autotuners' choices), then the binaries back to back. Loading maps the file and
+// checks the table; a binary is checked against its own SHA-256 when it is first used.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "tritonrt/artifact.h"
+
+namespace tritonrt::detail {
+
+class MappedBundle;
+
+/// One kernel of a loaded bundle; lives as long as the process.
+struct BundledKernel {
+  struct Binary {
+    std::string binary_kind;
+    std::string metadata;  ///< Triton's metadata JSON
+    std::size_t offset = 0, size = 0;
+    std::string sha256;
+  };
+  std::string identity, source, name;
+  std::string description, rules;  ///< as the index holds them (src/store/index.h)
+  std::vector<std::pair<std::string, std::string>> files;  ///< path, SHA-256 where it was compiled
+  std::map<std::string, Binary> artifacts;                 ///< by key: target|options|specialization
+  std::map<std::string, std::pair<std::size_t, std::string>> choices;  ///< by key: config, its text
+  const MappedBundle* bundle = nullptr;
+
+  /// The bundle's path, for messages.
+  std::string where() const;
+  /// The targets it holds artifacts for, comma-separated.
+  std::string targets() const;
+};
+
+/// module:kernel, what bundled kernels are found by: the .py file's name without directories
+/// and suffix, or a dotted module's last part.
+std::string bundle_identity(std::string_view source, std::string_view name);
+
+/// The loaded bundles' kernel for JitFunction::get(source, name), or nullptr with `why`
+/// saying why none serves it. Loads TRITONRT_BUNDLE's bundles on first use (a bad one
+/// throws ArtifactError here, each time).
+const BundledKernel* find_bundled(std::string_view source, std::string_view name, std::string& why);
+
+/// The artifact bundled under `key`, nullopt when there is none; its binary checked against
+/// its checksum and its metadata against `target`. A damaged one is an ArtifactError.
+std::optional<Artifact> bundled_artifact(const BundledKernel& kernel, const std::string& key, const Target& target);
+
+}  // namespace tritonrt::detail

@@ -1,0 +1,35 @@
+// The stand-in driver's side of the tests of processes without Python (no_python.h).
+#pragma once
+
+#include "fake_cuda.h"
+#include "no_python.h"
+
+namespace tritonrt::test {
+
+// The stand-in driver tritonrt loaded, or why a test must skip.
+inline std::optional<std::string> no_fake_driver(FakeCudaApi& fake) {
+  try {
+    (void)Target::current();
+  } catch (const DriverError& e) {
+    return std::string("no CUDA driver could be loaded; put the fake's directory on LD_LIBRARY_PATH: ") + e.what();
+  }
+  if (!fake_cuda_api(&fake)) return "the libcuda.so.1 loaded is a real driver, not tritonrt's fake";
+  fake.reset();
+  return std::nullopt;
+}
+
+inline constexpr int kTunedN = 1 << 16;
+
+// Launches library_style.py's autotuned add (a copy at `source`) once against the stand-in
+// driver, timed so that the config launching the fewest programs is the fastest.
+inline void launch_tuned_add(FakeCudaApi& fake, const fs::path& source) {
+  alignas(16) static float x[kTunedN], y[kTunedN], out[kTunedN];  // stand-in device memory
+  fake.set_kernel_duration_us(nullptr, 20000);  // 20 ms a launch, 1 us a program
+  fake.set_program_cost_us(1);
+  auto& fn = JitFunction::get(source.string(), "entry_autotuned_add");
+  LaunchConfig config;
+  config.grid_fn = [](const BoundArgs& a) { return Grid{cdiv(a.integer("n"), a.integer("BLOCK"))}; };
+  fn(config, static_cast<float*>(x), static_cast<float*>(y), static_cast<float*>(out), kTunedN);
+}
+
+}  // namespace tritonrt::test

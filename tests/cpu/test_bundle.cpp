@@ -1,0 +1,274 @@
+// Bundles in a process that cannot load Python (no_python.h), as on a deployment machine:
+// the CLI compiles and packs the kernels in a process of its own, then their .py files are
+// removed, and this process gets them by paths that never existed.
+
+#include <nlohmann/json.hpp>
+
+#include "stand_in_driver.h"
+#include "tritonrt/bundle.h"
+
+namespace tritonrt::test {
+namespace {
+
+// Where the deployed program "has" its kernels: nothing is there.
+const fs::path kDeployed = "/nonexistent/app/kernels";
+
+// Two kernels of signatures.py, each compiled for cuda:80 and cuda:90 by `bundle create
+// --calls`, then the sources removed. Built once per process.
+const fs::path& deploy_bundle() {
+  static const fs::path bundle = [] {
+    const fs::path build = scratch->dir / "build";
+    fs::create_directories(build / "kernels");
+    fs::copy(kKernels / "signatures.py", build / "kernels" / "signatures.py");
+    const nlohmann::json calls = {
+        {{"kernel", "kernels/signatures.py:plain"}, {"signature", kPlainSignature}},
+        {{"kernel", "kernels/signatures.py:with_defaults"}, {"signature", "*fp32,100"}, {"options", {{"num_warps", 2}}}}};
+    write(build / "calls.json", calls.dump());
+    const auto [status, out] = cli("bundle create '" + (build / "deploy.trb").string() + "' --calls '" +
+                                   (build / "calls.json").string() + "' --target cuda:80,cuda:90");
+    EXPECT_EQ(status, 0) << out;
+    EXPECT_NE(out.find("[4/4] with_defaults for cuda:90: 1 artifact"), std::string::npos) << out;
+    fs::remove_all(build / "kernels");
+    return build / "deploy.trb";
+  }();
+  return bundle;
+}
+
+TEST(Bundle, ADeploymentRunsItsKernelsWithoutSourcesOrPython) {
+  const BundleInfo info = load_bundle(deploy_bundle());
+  ASSERT_EQ(info.kernels.size(), 2u);
+  for (const auto& kernel : info.kernels) {
+    EXPECT_EQ(kernel.targets, (std::vector<std::string>{"cuda:80", "cuda:90"})) << kernel.identity;
+    EXPECT_EQ(kernel.artifacts, 2u) << kernel.identity;
+  }
+  auto& plain = JitFunction::get((kDeployed / "signatures.py").string(), "plain");
+  for (const char* target : {"cuda:80", "cuda:90"}) {
+    const auto artifact = plain.compile(Target::parse(target), {}, fptr(16), fptr(20), 4096, 1, 0.5, true,
+                                        std::nullopt, 64, "fast");
+    EXPECT_EQ(artifact->cache_dir, fs::weakly_canonical(deploy_bundle()).string());
+    EXPECT_EQ(artifact->metadata.target.str(), target);
+    EXPECT_EQ(artifact->binary.substr(0, 4), std::string("\x7f" "ELF"));
+  }
+  // The options a call gave when it was bundled are part of what it is found by.
+  auto& with_defaults = JitFunction::get((kDeployed / "signatures.py").string(), "with_defaults");
+  CompileOptions two_warps;
+  two_warps.num_warps = 2;
+  EXPECT_EQ(with_defaults.compile(Target::parse("cuda:90"), two_warps, fptr(16), 100)->metadata.num_warps, 2);
+  EXPECT_FALSE(python_is_mapped());
+}
+
+TEST(Bundle, ACallItDoesNotHoldNamesTheKernelTheSpecializationAndItsTargets) {
+  load_bundle(deploy_bundle());
+  auto& plain = JitFunction::get((kDeployed / "signatures.py").string(), "plain");
+  try {
+    plain.compile(Target::parse("cuda:100"), {}, fptr(16), fptr(20), 4096, 1, 0.5, true, std::nullopt, 64, "fast");
+    FAIL() << "a target the bundle does not hold was served";
+  } catch (const ArtifactError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("kernel 'plain'"), std::string::npos) << what;
+    EXPECT_NE(what.find("holds no artifact for this call (cuda:100|"), std::string::npos) << what;
+    EXPECT_NE(what.find("it holds this kernel for cuda:80, cuda:90"), std::string::npos) << what;
+    EXPECT_NE(what.find("is not here to compile it from"), std::string::npos) << what;
+  }
+  EXPECT_FALSE(python_is_mapped());
+}
+
+// Against the stand-in driver (a cuda:90 device): get, module load and first launch.
+TEST(Bundle, TheFirstLaunchComesFromTheBundle) {
+  FakeCudaApi fake{};
+  if (const auto why = no_fake_driver(fake)) GTEST_SKIP() << *why;
+  load_bundle(deploy_bundle());
+  alignas(16) static float p_data[4096], q_data[4096];
+  auto& fn = JitFunction::get((kDeployed / "signatures.py").string(), "plain");
+  LaunchConfig config;
+  config.grid = Grid{64, 1, 1};
+  float* const p = p_data;
+  float* const q = q_data + 1;  // not 16-byte aligned, as the bundled call (kPlainSignature)
+  fn(config, p, q, 4096, 1, 0.5, true, std::nullopt, 64, "fast");
+  FakeCudaStats stats{};
+  fake.get_stats(&stats);
+  EXPECT_EQ(stats.launches, 1u);
+  FakeCudaLaunch launch{};
+  ASSERT_EQ(fake.last_launches(&launch, 1), 1u);
+  EXPECT_STREQ(launch.name, "plain");
+  EXPECT_FALSE(python_is_mapped());
+}
+
+// Run by the test below in a process of its own, with TRITONRT_BUNDLE set and an empty index.
+TEST(BundleChild, ServesFromTheEnvironmentsBundle) {
+  if (std::getenv("TRITONRT_BUNDLE") == nullptr) GTEST_SKIP() << "run by Bundle.TritonrtBundleLoadsBundles";
+  auto& fn = JitFunction::get((kDeployed / "signatures.py").string(), "plain");
+  const auto artifact = fn.compile(Target::parse("cuda:80"), {}, fptr(16), fptr(20), 4096, 1, 0.5, true,
+                                   std::nullopt, 64, "fast");
+  std::printf("served from %s\n", artifact->cache_dir.c_str());
+  EXPECT_FALSE(python_is_mapped());
+}
+
+TEST(Bundle, TritonrtBundleLoadsBundles) {
+  const auto [status, out] = run("TRITONRT_INDEX_TEST_PARENT='" + scratch->dir.string() + "' TRITONRT_CACHE_DIR='" +
+                                 (scratch->dir / "empty-index").string() + "' TRITONRT_BUNDLE='/nonexistent/first.trb:" +
+                                 deploy_bundle().string() + "' /proc/" + std::to_string(getpid()) +
+                                 "/exe --gtest_filter=BundleChild.*");
+  // A bundle on the list that cannot be read is an error, not skipped.
+  EXPECT_NE(status, 0) << out;
+  EXPECT_NE(out.find("TRITONRT_BUNDLE: the bundle /nonexistent/first.trb cannot be opened"), std::string::npos)
+      << out;
+  const auto [good, served] = run("TRITONRT_INDEX_TEST_PARENT='" + scratch->dir.string() + "' TRITONRT_CACHE_DIR='" +
+                                  (scratch->dir / "empty-index").string() + "' TRITONRT_BUNDLE='" +
+                                  deploy_bundle().string() + "' /proc/" + std::to_string(getpid()) +
+                                  "/exe --gtest_filter=BundleChild.*");
+  EXPECT_EQ(good, 0) << served;
+  EXPECT_NE(served.find("served from " + fs::weakly_canonical(deploy_bundle()).string()), std::string::npos) << served;
+}
+
+// A .py file that is there and differs from what was bundled: the bundle is not used for it
+// (and, with no Python to compile, the error says why).
+TEST(Bundle, ASourceThatChangedIsNotServedFromTheBundle) {
+  load_bundle(deploy_bundle());
+  const fs::path edited = scratch->dir / "edited" / "signatures.py";
+  fs::create_directories(edited.parent_path());
+  write(edited, read(kKernels / "signatures.py") + "\n# edited\n");
+  try {
+    JitFunction::get(edited.string(), "plain");
+    FAIL() << "a kernel whose source changed was served from the bundle";
+  } catch (const PythonError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("'" + edited.string() + "' differs from the source it was bundled from"), std::string::npos)
+        << what;
+  }
+  EXPECT_FALSE(python_is_mapped());
+}
+
+// Another process tunes (IndexChild.TunesWithPython, against the stand-in driver) and the
+// CLI bundles the kernel with its choice; here the first launch takes that choice.
+TEST(Bundle, AnAutotunedKernelLaunchesItsBundledChoiceWithoutTuning) {
+  FakeCudaApi fake{};
+  if (const auto why = no_fake_driver(fake)) GTEST_SKIP() << *why;
+  const auto [tuned, tune_out] = run("env -u TRITONRT_LIBPYTHON TRITONRT_INDEX_TEST_PARENT='" + scratch->dir.string() +
+                                     "' TRITONRT_PYTHON='" TRITONRT_TEST_PYTHON_EXE "' /proc/" +
+                                     std::to_string(getpid()) + "/exe --gtest_filter=IndexChild.TunesWithPython");
+  ASSERT_EQ(tuned, 0) << tune_out;
+  const fs::path bundle = scratch->dir / "tuned.trb";
+  const auto [status, out] =
+      cli("bundle create '" + bundle.string() + "' --kernel '" + (scratch->dir / "library_style.py").string() +
+          ":entry_autotuned_add' --target cuda:90");
+  ASSERT_EQ(status, 0) << out;
+  const BundleInfo info = load_bundle(bundle);
+  ASSERT_EQ(info.kernels.size(), 1u);
+  EXPECT_EQ(info.kernels[0].choices, 1u);
+  EXPECT_GT(info.kernels[0].artifacts, 1u);  // every config the tuning compiled
+  launch_tuned_add(fake, kDeployed / "library_style.py");
+  FakeCudaStats stats{};
+  fake.get_stats(&stats);
+  EXPECT_EQ(stats.launches, 1u);  // the chosen config, once: nothing timed
+  FakeCudaLaunch launch{};
+  ASSERT_EQ(fake.last_launches(&launch, 1), 1u);
+  EXPECT_EQ(launch.grid[0], static_cast<unsigned>(cdiv(kTunedN, 2048)));  // BLOCK 2048: the fewest programs
+  EXPECT_FALSE(python_is_mapped());
+}
+
+// Whatever the damage, reading a bundle is an ArtifactError naming the file, never a crash;
+// a damaged binary is caught by its checksum when it is first used.
+TEST(Bundle, DamageIsDetectedNeverUsed) {
+  const std::string bytes = read(deploy_bundle());
+  const fs::path damaged = scratch->dir / "damaged.trb";
+  const auto rejected = [&](const std::string& content, const std::string& expected) {
+    write(damaged, content);
+    try {
+      read_bundle(damaged);
+      ADD_FAILURE() << "accepted: " << expected;
+    } catch (const ArtifactError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(damaged.string()), std::string::npos) << what;
+      EXPECT_NE(what.find(expected), std::string::npos) << what;
+    }
+  };
+  const std::size_t header = bytes.find('\n') + 1;
+  std::size_t table_size = 0;
+  ASSERT_EQ(std::sscanf(bytes.c_str(), "tritonrt-bundle 1 %zu", &table_size), 1);
+  for (std::size_t cut = 0; cut < bytes.size(); cut += std::max<std::size_t>(1, bytes.size() / 97)) {
+    rejected(bytes.substr(0, cut), cut < header ? "header" : "");
+  }
+  rejected(bytes.substr(0, bytes.size() - 1), "lies past its end");
+  for (const std::size_t at : {header, header + table_size / 2, header + table_size - 1}) {
+    std::string flipped = bytes;
+    flipped[at] ^= 0x20;
+    rejected(flipped, "its table does not match its checksum");
+  }
+  std::string future = bytes;
+  future.replace(future.find(" 1 "), 3, " 7 ");
+  rejected(future, "is in bundle format 7; this tritonrt (");
+  rejected("#!/bin/sh\necho hello\n", "does not start with a tritonrt-bundle header");
+  rejected("", "does not start with a tritonrt-bundle header");
+
+  // A bit flipped in the middle of every binary: the table is whole, the binaries are not.
+  std::string binaries_flipped = bytes;
+  const auto table = nlohmann::json::parse(bytes.substr(header, table_size));
+  for (const auto& kernel : table.at("kernels")) {
+    for (const auto& artifact : kernel.at("artifacts")) {
+      binaries_flipped[header + table_size + artifact.at("offset").get<std::size_t>() +
+                       artifact.at("size").get<std::size_t>() / 2] ^= 0x01;
+    }
+  }
+  write(damaged, binaries_flipped);
+  ASSERT_EQ(read_bundle(damaged).kernels.size(), 2u);  // the table still reads
+  // Loaded in a child, so that the good bundle loaded here does not take precedence.
+  const auto [status, out] = run("TRITONRT_INDEX_TEST_PARENT='" + scratch->dir.string() + "' TRITONRT_CACHE_DIR='" +
+                                 (scratch->dir / "empty-index").string() + "' TRITONRT_BUNDLE='" + damaged.string() +
+                                 "' /proc/" + std::to_string(getpid()) + "/exe --gtest_filter=BundleChild.*");
+  EXPECT_NE(status, 0) << out;
+  EXPECT_NE(out.find("is damaged: its artifact for cuda:80|"), std::string::npos) << out;
+  EXPECT_NE(out.find("does not match its checksum"), std::string::npos) << out;
+}
+
+TEST(Bundle, TheCliListsBundlesAndSaysWhatIsWrong) {
+  const auto [listed, json] = cli("bundle list '" + deploy_bundle().string() + "' --json");
+  ASSERT_EQ(listed, 0) << json;
+  const auto j = nlohmann::json::parse(json);
+  ASSERT_EQ(j.at("kernels").size(), 2u);
+  EXPECT_EQ(j["kernels"][0]["identity"], "signatures:plain");
+  EXPECT_EQ(j["kernels"][0]["targets"], nlohmann::json::array({"cuda:80", "cuda:90"}));
+  const auto [text_status, text] = cli("bundle list '" + deploy_bundle().string() + "'");
+  EXPECT_EQ(text_status, 0) << text;
+  EXPECT_NE(text.find("signatures:with_defaults  2 artifacts"), std::string::npos) << text;
+
+  const auto exit_code = [](int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : -1; };
+  const struct {
+    std::string arguments;
+    int code;
+    std::string says;
+  } cases[] = {
+      {"bundle create /tmp/never.trb --kernel nosuch.py:nothing", 1, "nothing in the index"},
+      {"bundle create /tmp/never.trb --calls calls.json", 2, "--calls needs --target"},
+      {"bundle create /tmp/never.trb --calls /nonexistent/calls.json --target cuda:90", 2, "cannot read the calls file"},
+      {"bundle create /tmp/never.trb --target cuda:90,", 2, "comma-separated list of targets"},
+      {"bundle create /tmp/never.trb --frobnicate 1", 2, "unknown option '--frobnicate'"},
+      {"bundle unpack x.trb", 2, "unknown bundle command 'unpack'"},
+      {"bundle list /nonexistent/x.trb", 1, "the bundle /nonexistent/x.trb cannot be opened"},
+      {"bundle list " + deploy_bundle().string() + " --yaml", 2, "unknown option '--yaml'"},
+  };
+  for (const auto& c : cases) {
+    const auto [status, out] = cli(c.arguments);
+    EXPECT_EQ(exit_code(status), c.code) << c.arguments << "\n" << out;
+    EXPECT_NE(out.find(c.says), std::string::npos) << c.arguments << "\n" << out;
+  }
+  EXPECT_FALSE(fs::exists("/tmp/never.trb"));
+
+  const fs::path calls = scratch->dir / "bad-calls.json";
+  for (const auto& [content, says] : std::vector<std::pair<std::string, std::string>>{
+           {"[", "is not JSON"},
+           {"{}", "must be a non-empty list of calls"},
+           {R"([{"kernel": "k.py:k"}])", "call 1 needs"},
+           {R"([{"kernel": "k.py:k", "signature": "1", "grid": 3}])", "call 1 has an unknown field 'grid'"},
+           {R"([{"kernel": "k.py:k", "signature": "1", "options": {"num_warps": -1}}])", "must be a boolean or a non-negative integer"},
+           {R"([{"kernel": "k.py:k", "signature": "1", "options": {"warps": 4}}])", "unknown option 'warps'"},
+       }) {
+    write(calls, content);
+    const auto [status, out] = cli("bundle create /tmp/never.trb --calls '" + calls.string() + "' --target cuda:90");
+    EXPECT_EQ(exit_code(status), 2) << content << "\n" << out;
+    EXPECT_NE(out.find(says), std::string::npos) << content << "\n" << out;
+  }
+}
+
+}  // namespace
+}  // namespace tritonrt::test
