@@ -1,10 +1,9 @@
 // What the benchmark programs that drive libcuda themselves share: statistics over samples, the
-// device's name, a timestamp, the Python side (bench/triton_launch.py) run in the program's own
-// interpreter, writing the results and the program's main.
+// device's name, a timestamp, writing the results and the program's main. Nothing here needs
+// Python (bench_python.h has the Python side).
 #pragma once
 
 #include <dlfcn.h>
-#include <pybind11/embed.h>
 
 #include <algorithm>
 #include <cstring>
@@ -67,19 +66,6 @@ inline std::string utc_timestamp() {
   char text[32];
   std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
   return text;
-}
-
-// bench/triton_launch.py, executed in this process's interpreter: its functions by name.
-inline pybind11::dict triton_side() {
-  namespace py = pybind11;
-  py::dict scope;
-  scope["__name__"] = "triton_launch";
-  scope["__file__"] = kBenchDir + "/triton_launch.py";
-  std::ifstream file(kBenchDir + "/triton_launch.py");
-  std::stringstream source;
-  source << file.rdbuf();
-  py::exec(source.str(), scope);
-  return scope;
 }
 
 // Writes a benchmark's results to `path` (its folder made first) and says where.

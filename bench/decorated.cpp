@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "bench_support.h"
+#include "bench_python.h"
 #include "tritonrt/tritonrt.h"
 
 namespace {

@@ -28,7 +28,7 @@
 #include <utility>
 #include <vector>
 
-#include "bench_support.h"
+#include "bench_python.h"
 #include "tritonrt/tritonrt.h"
 
 namespace {

@@ -187,7 +187,7 @@ LoadedKernel load_kernel(std::string_view source, std::string_view name) {
       if (!files.is_array()) read.fail("is not a list");
       std::vector<std::string> paths;
       for (const auto& file : files) paths.push_back(read.as<std::string>(file, "files"));
-      kernel.index_fingerprint = index->put_kernel(source, name, {description, rules_json, ""}, paths);
+      kernel.index_fingerprint = index->put_kernel(source, name, {description, rules_json, "", {}}, paths);
     } catch (const Error& e) {
       log(LogLevel::info, error_message({name}, "not indexed: " + without_prefix(e.what())));
     }
@@ -214,7 +214,7 @@ Artifact compile(const LoadedKernel& kernel, const Target& target, const Compile
   }
   const std::string held = kernel.bundle != nullptr
                                ? "the bundle " + kernel.bundle->where() + " holds no artifact for this call (" + key +
-                                     "; it holds this kernel for " + kernel.bundle->targets() + ")"
+                                     "; it holds this kernel for " + kernel.bundle->target_list() + ")"
                                : std::string(index != nullptr ? "tritonrt's index holds no artifact" : "nothing compiled") +
                                      " for this call (" + key + ")";
   std::error_code ec;

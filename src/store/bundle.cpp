@@ -70,14 +70,51 @@ class MappedBundle {
   std::size_t size() const { return size_; }
   const std::string& created_by() const { return created_by_; }
   const std::vector<std::unique_ptr<BundledKernel>>& kernels() const { return kernels_; }
-  std::string_view bytes(const BundledKernel::Binary& binary) const {
-    return std::string_view(data_ + blobs_ + binary.offset, binary.size);
+  std::string_view bytes(std::size_t offset, std::size_t size) const {
+    return std::string_view(data_ + data_start_ + offset, size);
+  }
+
+  /// Reads `kernel`'s entry once (callers serialize): checked against its checksum, every
+  /// binary it names within the file.
+  void complete(BundledKernel& kernel) const {
+    if (kernel.complete) return;
+    const std::string_view entry = bytes(kernel.entry_offset, kernel.entry_size);
+    const auto fail = [&](const std::string& why) {
+      raise<ArtifactError>({kernel.name}, "the bundle " + path_.string() + " is damaged: its entry for " +
+                                              kernel.identity + " " + why);
+    };
+    if (sha256_hex(entry) != kernel.entry_sha256) fail("does not match its checksum");
+    try {
+      const auto k = nlohmann::json::parse(entry);
+      kernel.description = k.at("description").get<std::string>();
+      kernel.rules = k.at("rules").get<std::string>();
+      for (const auto& f : k.at("files")) kernel.files.emplace_back(f.at(0).get<std::string>(), f.at(1).get<std::string>());
+      for (const auto& a : k.at("artifacts")) {
+        BundledKernel::Binary binary{a.at("binary_kind").get<std::string>(), a.at("metadata").get<std::string>(),
+                                     a.at("offset").get<std::size_t>(), a.at("size").get<std::size_t>(),
+                                     a.at("sha256").get<std::string>()};
+        if (!within(binary.offset, binary.size)) fail("names a binary past the file's end");
+        kernel.artifacts.emplace(a.at("key").get<std::string>(), std::move(binary));
+      }
+      for (const auto& c : k.at("choices")) {
+        kernel.choices.emplace(c.at("key").get<std::string>(),
+                               std::make_pair(c.at("config").get<std::size_t>(), c.at("text").get<std::string>()));
+      }
+    } catch (const nlohmann::json::exception& e) {
+      fail(std::string("does not read: ") + e.what());
+    }
+    kernel.complete = true;
   }
 
  private:
   void unmap() {
     if (data_ != nullptr) ::munmap(const_cast<char*>(data_), size_);
     data_ = nullptr;
+  }
+
+  bool within(std::size_t offset, std::size_t size) const {
+    const std::size_t data_size = size_ - data_start_;
+    return offset <= data_size && size <= data_size - offset;
   }
 
   [[noreturn]] void damaged(const std::string& why) const {
@@ -104,8 +141,7 @@ class MappedBundle {
     if (table_size > rest.size()) damaged("it is shorter than its header says (cut short?)");
     const std::string_view table = rest.substr(0, table_size);
     if (sha256_hex(table) != digest) damaged("its table does not match its checksum");
-    blobs_ = newline + 1 + table_size;
-    const std::size_t blob_bytes = size_ - blobs_;
+    data_start_ = newline + 1 + table_size;
     try {
       const auto j = nlohmann::json::parse(table);
       created_by_ = j.at("created_by").get<std::string>();
@@ -115,21 +151,15 @@ class MappedBundle {
         kernel->identity = k.at("identity").get<std::string>();
         kernel->source = k.at("source").get<std::string>();
         kernel->name = k.at("name").get<std::string>();
-        kernel->description = k.at("description").get<std::string>();
-        kernel->rules = k.at("rules").get<std::string>();
-        for (const auto& f : k.at("files")) kernel->files.emplace_back(f.at(0).get<std::string>(), f.at(1).get<std::string>());
-        for (const auto& a : k.at("artifacts")) {
-          BundledKernel::Binary binary{a.at("binary_kind").get<std::string>(), a.at("metadata").get<std::string>(),
-                                       a.at("offset").get<std::size_t>(), a.at("size").get<std::size_t>(),
-                                       a.at("sha256").get<std::string>()};
-          if (binary.offset > blob_bytes || binary.size > blob_bytes - binary.offset) {
-            damaged("a binary of " + kernel->name + " lies past its end (cut short?)");
-          }
-          kernel->artifacts.emplace(a.at("key").get<std::string>(), std::move(binary));
-        }
-        for (const auto& c : k.at("choices")) {
-          kernel->choices.emplace(c.at("key").get<std::string>(),
-                                  std::make_pair(c.at("config").get<std::size_t>(), c.at("text").get<std::string>()));
+        kernel->targets = k.at("targets").get<std::vector<std::string>>();
+        kernel->artifact_count = k.at("artifacts").get<std::size_t>();
+        kernel->choice_count = k.at("choices").get<std::size_t>();
+        kernel->bytes = k.at("bytes").get<std::size_t>();
+        kernel->entry_offset = k.at("entry").at(0).get<std::size_t>();
+        kernel->entry_size = k.at("entry").at(1).get<std::size_t>();
+        kernel->entry_sha256 = k.at("entry").at(2).get<std::string>();
+        if (!within(kernel->entry_offset, kernel->entry_size)) {
+          damaged("the entry of " + kernel->identity + " lies past its end (cut short?)");
         }
         kernels_.push_back(std::move(kernel));
       }
@@ -141,22 +171,25 @@ class MappedBundle {
   std::filesystem::path path_;
   const char* data_ = nullptr;
   std::size_t size_ = 0;
-  std::size_t blobs_ = 0;  ///< where the binaries start
+  std::size_t data_start_ = 0;  ///< where the data (entries and binaries) starts
   std::string created_by_;
   std::vector<std::unique_ptr<BundledKernel>> kernels_;
 };
 
 std::string BundledKernel::where() const { return bundle->path().string(); }
 
-std::string BundledKernel::targets() const {
-  std::set<std::string> found;
-  for (const auto& [key, binary] : artifacts) found.insert(key.substr(0, key.find('|')));
+std::string BundledKernel::target_list() const {
   std::string out;
-  for (const auto& t : found) out += (out.empty() ? "" : ", ") + t;
+  for (const auto& t : targets) out += (out.empty() ? "" : ", ") + t;
   return out.empty() ? "no target" : out;
 }
 
 namespace {
+
+// JSON as bundles hold it: text that is not UTF-8 replaced, never an exception.
+std::string dump_json(const nlohmann::json& value) {
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 
 BundleInfo describe(const MappedBundle& bundle) {
   BundleInfo info;
@@ -164,14 +197,7 @@ BundleInfo describe(const MappedBundle& bundle) {
   info.created_by = bundle.created_by();
   info.bytes = bundle.size();
   for (const auto& k : bundle.kernels()) {
-    BundleKernel kernel{k->identity, k->source, k->name, {}, k->artifacts.size(), k->choices.size(), 0};
-    std::set<std::string> targets;
-    for (const auto& [key, binary] : k->artifacts) {
-      targets.insert(key.substr(0, key.find('|')));
-      kernel.bytes += binary.size;
-    }
-    kernel.targets.assign(targets.begin(), targets.end());
-    info.kernels.push_back(std::move(kernel));
+    info.kernels.push_back({k->identity, k->source, k->name, k->targets, k->artifact_count, k->choice_count, k->bytes});
   }
   return info;
 }
@@ -180,7 +206,7 @@ BundleInfo describe(const MappedBundle& bundle) {
 struct LoadedBundles {
   std::mutex mutex;
   std::vector<std::unique_ptr<MappedBundle>> bundles;
-  std::map<std::string, const BundledKernel*, std::less<>> kernels;
+  std::map<std::string, BundledKernel*, std::less<>> kernels;
   bool environment_read = false;
   std::string environment_error;  ///< why TRITONRT_BUNDLE's bundles could not be loaded
 
@@ -275,6 +301,7 @@ const BundledKernel* find_bundled(std::string_view source, std::string_view name
     why = "no loaded bundle holds " + bundle_identity(source, name);
     return nullptr;
   }
+  it->second->bundle->complete(*it->second);
   if (const auto stale = stale_because(*it->second, source)) {
     why = "the bundle " + it->second->where() + " is not used for it: " + *stale;
     log(LogLevel::warning, error_message({name}, why));
@@ -287,7 +314,7 @@ std::optional<Artifact> bundled_artifact(const BundledKernel& kernel, const std:
   const auto it = kernel.artifacts.find(key);
   if (it == kernel.artifacts.end()) return std::nullopt;
   const auto& binary = it->second;
-  const std::string_view bytes = kernel.bundle->bytes(binary);
+  const std::string_view bytes = kernel.bundle->bytes(binary.offset, binary.size);
   const auto fail = [&](const std::string& why) {
     raise<ArtifactError>({kernel.name}, "the bundle " + kernel.where() + " is damaged: its artifact for " + key + " " + why);
   };
@@ -339,11 +366,13 @@ BundleInfo create_bundle(const std::filesystem::path& out, const BundleFilter& f
     return detail::bundle_identity(a.source, a.name) < detail::bundle_identity(b.source, b.name);
   });
   nlohmann::json kernels = nlohmann::json::array();
-  std::string blobs;
+  std::string data;  // per kernel: its binaries, then its entry
   std::map<std::string, std::string> sources;  // identity -> source, to catch two kernels sharing one
   for (auto& listing : listings) {
     if (!wanted_kernel(filter, listing)) continue;
+    const std::size_t start = data.size();
     nlohmann::json artifacts = nlohmann::json::array();
+    std::set<std::string> targets;
     for (auto& [key, artifact] : listing.artifacts) {
       if (!wanted_target(filter, key)) continue;
       if (!filter.hashes.empty() &&
@@ -353,10 +382,11 @@ BundleInfo create_bundle(const std::filesystem::path& out, const BundleFilter& f
       artifacts.push_back({{"key", key},
                            {"binary_kind", artifact.binary_kind},
                            {"metadata", artifact.metadata.json},
-                           {"offset", blobs.size()},
+                           {"offset", data.size()},
                            {"size", artifact.binary.size()},
                            {"sha256", detail::sha256_hex(artifact.binary)}});
-      blobs += artifact.binary;
+      targets.insert(artifact.metadata.target.str());
+      data += artifact.binary;
     }
     if (artifacts.empty()) continue;  // nothing of it runs
     const std::string identity = detail::bundle_identity(listing.source, listing.name);
@@ -370,14 +400,22 @@ BundleInfo create_bundle(const std::filesystem::path& out, const BundleFilter& f
       const std::string_view rest = std::string_view(c.key).substr(c.key.find('|') + 1);  // after "autotune <layer>"
       if (wanted_target(filter, rest)) choices.push_back({{"key", c.key}, {"config", c.config}, {"text", c.text}});
     }
+    const std::size_t binary_bytes = data.size() - start;
+    const nlohmann::json entry = {{"description", listing.kernel.description},
+                                  {"rules", listing.kernel.rules},
+                                  {"files", listing.kernel.files},
+                                  {"artifacts", artifacts},
+                                  {"choices", choices}};
+    const std::string entry_text = detail::dump_json(entry);
     kernels.push_back({{"identity", identity},
                        {"source", listing.source},
                        {"name", listing.name},
-                       {"description", listing.kernel.description},
-                       {"rules", listing.kernel.rules},
-                       {"files", listing.kernel.files},
-                       {"artifacts", std::move(artifacts)},
-                       {"choices", std::move(choices)}});
+                       {"targets", targets},
+                       {"artifacts", artifacts.size()},
+                       {"choices", choices.size()},
+                       {"bytes", binary_bytes},
+                       {"entry", {data.size(), entry_text.size(), detail::sha256_hex(entry_text)}}});
+    data += entry_text;
   }
   if (kernels.empty()) {
     std::string why = "nothing in the index " + index->dir().string() + " matches";
@@ -385,12 +423,12 @@ BundleInfo create_bundle(const std::filesystem::path& out, const BundleFilter& f
     detail::raise<ArtifactError>({}, "cannot create the bundle " + out.string() + ": " + why);
   }
   const nlohmann::json table = {{"created_by", TRITONRT_VERSION}, {"kernels", std::move(kernels)}};
-  const std::string text = table.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  const std::string text = detail::dump_json(table);
   std::string file = std::string(detail::kMagic) + " " + std::to_string(detail::kFormat) + " " +
                      std::to_string(text.size()) + " " + detail::sha256_hex(text) + "\n";
-  file.reserve(file.size() + text.size() + blobs.size());
+  file.reserve(file.size() + text.size() + data.size());
   file += text;
-  file += blobs;
+  file += data;
   if (const std::string why = detail::write_whole_file(out, file); !why.empty()) {
     detail::raise<ArtifactError>({}, "cannot create the bundle " + out.string() + ": " + why);
   }

@@ -1,10 +1,12 @@
 // Bundles (include/tritonrt/bundle.h) as the compiler layer reads them.
 //
 // A bundle file: a header line "tritonrt-bundle <format> <table bytes> <SHA-256 of the
-// table>", the table (JSON: per kernel its identity, description, specialization rules,
-// source files with their hashes, artifacts' keys, metadata, offsets, sizes and SHA-256,
-// and autotuners' choices), then the binaries back to back. Loading maps the file and
-// checks the table; a binary is checked against its own SHA-256 when it is first used.
+// table>", the table (JSON: per kernel its identity, what `bundle list` shows, and where its
+// entry lies), then the data: per kernel its binaries and its entry (JSON: description,
+// specialization rules, source files with their hashes, artifacts' keys, metadata, offsets,
+// sizes and SHA-256, autotuners' choices). Loading maps the file and checks the table only;
+// a kernel's entry is checked and read when the kernel is first got, a binary when it is
+// first used, so a bundle of thousands of kernels loads in the time its table takes.
 #pragma once
 
 #include <cstddef>
@@ -30,6 +32,13 @@ struct BundledKernel {
     std::string sha256;
   };
   std::string identity, source, name;
+  std::vector<std::string> targets;  ///< the targets it holds artifacts for
+  std::size_t artifact_count = 0, choice_count = 0, bytes = 0;
+  // Its entry: where it lies in the data, its checksum, and whether it was read (the fields
+  // below are empty until then).
+  std::size_t entry_offset = 0, entry_size = 0;
+  std::string entry_sha256;
+  bool complete = false;
   std::string description, rules;  ///< as the index holds them (src/store/index.h)
   std::vector<std::pair<std::string, std::string>> files;  ///< path, SHA-256 where it was compiled
   std::map<std::string, Binary> artifacts;                 ///< by key: target|options|specialization
@@ -39,16 +48,16 @@ struct BundledKernel {
   /// The bundle's path, for messages.
   std::string where() const;
   /// The targets it holds artifacts for, comma-separated.
-  std::string targets() const;
+  std::string target_list() const;
 };
 
 /// module:kernel, what bundled kernels are found by: the .py file's name without directories
 /// and suffix, or a dotted module's last part.
 std::string bundle_identity(std::string_view source, std::string_view name);
 
-/// The loaded bundles' kernel for JitFunction::get(source, name), or nullptr with `why`
-/// saying why none serves it. Loads TRITONRT_BUNDLE's bundles on first use (a bad one
-/// throws ArtifactError here, each time).
+/// The loaded bundles' kernel for JitFunction::get(source, name), its entry read, or nullptr
+/// with `why` saying why none serves it. Loads TRITONRT_BUNDLE's bundles on first use (a bad
+/// one throws ArtifactError here, each time); a damaged entry is an ArtifactError.
 const BundledKernel* find_bundled(std::string_view source, std::string_view name, std::string& why);
 
 /// The artifact bundled under `key`, nullopt when there is none; its binary checked against

@@ -22,8 +22,16 @@ namespace {
 constexpr std::string_view kMagic = "tritonrt-index";
 constexpr int kFormat = 1;
 
-// The environment Triton's compile may read: every TRITON_, MLIR_ and LLVM_ variable. A
-// superset of what Triton's cache key covers, so a change here recompiles at worst.
+// Variables of those prefixes that only say where Triton keeps or shows things: changing them
+// changes no compiled kernel.
+constexpr std::string_view kPlaceVariables[] = {"TRITON_CACHE_DIR",     "TRITON_HOME",
+                                                "TRITON_DUMP_DIR",      "TRITON_CACHE_MANAGER",
+                                                "TRITON_REMOTE_CACHE_BACKEND", "TRITON_PRINT_AUTOTUNING"};
+
+// The environment Triton's compile may read: every TRITON_, MLIR_ and LLVM_ variable but
+// those above. A superset of what Triton's cache key covers (its list of cache-invalidating
+// variables lives in libtriton, out of reach without Python), so a change here recompiles at
+// worst.
 std::map<std::string, std::string> compile_environment() {
   std::map<std::string, std::string> out;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
@@ -31,6 +39,7 @@ std::map<std::string, std::string> compile_environment() {
     const auto eq = entry.find('=');
     if (eq == std::string_view::npos) continue;
     const auto name = entry.substr(0, eq);
+    if (std::find(std::begin(kPlaceVariables), std::end(kPlaceVariables), name) != std::end(kPlaceVariables)) continue;
     if (name.starts_with("TRITON_") || name.starts_with("MLIR_") || name.starts_with("LLVM_")) {
       out.emplace(name, entry.substr(eq + 1));
     }

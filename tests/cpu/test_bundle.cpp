@@ -189,7 +189,7 @@ TEST(Bundle, DamageIsDetectedNeverUsed) {
   for (std::size_t cut = 0; cut < bytes.size(); cut += std::max<std::size_t>(1, bytes.size() / 97)) {
     rejected(bytes.substr(0, cut), cut < header ? "header" : "");
   }
-  rejected(bytes.substr(0, bytes.size() - 1), "lies past its end");
+  rejected(bytes.substr(0, bytes.size() - 1), "lies past its end (cut short?)");
   for (const std::size_t at : {header, header + table_size / 2, header + table_size - 1}) {
     std::string flipped = bytes;
     flipped[at] ^= 0x20;
@@ -201,24 +201,32 @@ TEST(Bundle, DamageIsDetectedNeverUsed) {
   rejected("#!/bin/sh\necho hello\n", "does not start with a tritonrt-bundle header");
   rejected("", "does not start with a tritonrt-bundle header");
 
-  // A bit flipped in the middle of every binary: the table is whole, the binaries are not.
-  std::string binaries_flipped = bytes;
+  // The table is whole, the data is not: a bit flipped in the middle of every binary, or of
+  // every kernel's entry. Read in a child, so that the good bundle loaded here does not take
+  // precedence; the child gets `plain` and compiles it for cuda:80.
   const auto table = nlohmann::json::parse(bytes.substr(header, table_size));
+  const std::size_t data = header + table_size;
+  std::string binaries_flipped = bytes, entries_flipped = bytes;
   for (const auto& kernel : table.at("kernels")) {
-    for (const auto& artifact : kernel.at("artifacts")) {
-      binaries_flipped[header + table_size + artifact.at("offset").get<std::size_t>() +
-                       artifact.at("size").get<std::size_t>() / 2] ^= 0x01;
+    const std::size_t entry_at = data + kernel.at("entry").at(0).get<std::size_t>();
+    const std::size_t entry_size = kernel.at("entry").at(1).get<std::size_t>();
+    entries_flipped[entry_at + entry_size / 2] ^= 0x01;
+    const auto entry = nlohmann::json::parse(bytes.substr(entry_at, entry_size));
+    for (const auto& artifact : entry.at("artifacts")) {
+      binaries_flipped[data + artifact.at("offset").get<std::size_t>() + artifact.at("size").get<std::size_t>() / 2] ^= 0x01;
     }
   }
-  write(damaged, binaries_flipped);
-  ASSERT_EQ(read_bundle(damaged).kernels.size(), 2u);  // the table still reads
-  // Loaded in a child, so that the good bundle loaded here does not take precedence.
-  const auto [status, out] = run("TRITONRT_INDEX_TEST_PARENT='" + scratch->dir.string() + "' TRITONRT_CACHE_DIR='" +
-                                 (scratch->dir / "empty-index").string() + "' TRITONRT_BUNDLE='" + damaged.string() +
-                                 "' /proc/" + std::to_string(getpid()) + "/exe --gtest_filter=BundleChild.*");
-  EXPECT_NE(status, 0) << out;
-  EXPECT_NE(out.find("is damaged: its artifact for cuda:80|"), std::string::npos) << out;
-  EXPECT_NE(out.find("does not match its checksum"), std::string::npos) << out;
+  for (const auto& [content, says] : {std::pair{binaries_flipped, "is damaged: its artifact for cuda:80|"},
+                                      std::pair{entries_flipped, "is damaged: its entry for signatures:plain"}}) {
+    write(damaged, content);
+    ASSERT_EQ(read_bundle(damaged).kernels.size(), 2u);  // the table still reads
+    const auto [status, out] = run("TRITONRT_INDEX_TEST_PARENT='" + scratch->dir.string() + "' TRITONRT_CACHE_DIR='" +
+                                   (scratch->dir / "empty-index").string() + "' TRITONRT_BUNDLE='" + damaged.string() +
+                                   "' /proc/" + std::to_string(getpid()) + "/exe --gtest_filter=BundleChild.*");
+    EXPECT_NE(status, 0) << says << "\n" << out;
+    EXPECT_NE(out.find(says), std::string::npos) << out;
+    EXPECT_NE(out.find("does not match its checksum"), std::string::npos) << out;
+  }
 }
 
 TEST(Bundle, TheCliListsBundlesAndSaysWhatIsWrong) {

@@ -118,6 +118,15 @@ def test_a_changed_triton_environment_variable_makes_the_record_stale(cli, scrat
     hash_of(result)
 
 
+def test_where_triton_keeps_its_cache_does_not_make_the_record_stale(cli, scratch):
+    first = hash_of(compile_plain(cli, scratch))
+    # Another cache folder, and Python unavailable: only the index can serve this.
+    moved = compile_plain(cli, scratch, env={**NO_PYTHON, "TRITON_CACHE_DIR": str(scratch / "elsewhere"),
+                                             "TRITON_PRINT_AUTOTUNING": "1"})
+    assert moved.returncode == 0, moved.stderr
+    assert hash_of(moved) == first
+
+
 def test_a_call_not_in_the_index_names_kernel_and_specialization_without_python(cli, scratch):
     hash_of(compile_plain(cli, scratch, block=64))
     result = compile_plain(cli, scratch, block=32, env=NO_PYTHON)

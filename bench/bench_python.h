@@ -1,0 +1,28 @@
+// The Python side of the benchmarks that embed an interpreter: bench/triton_launch.py run in
+// the program's own interpreter.
+#pragma once
+
+#include <pybind11/embed.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "bench_support.h"
+
+namespace tritonrt::bench {
+
+// bench/triton_launch.py, executed in this process's interpreter: its functions by name.
+inline pybind11::dict triton_side() {
+  namespace py = pybind11;
+  py::dict scope;
+  scope["__name__"] = "triton_launch";
+  scope["__file__"] = kBenchDir + "/triton_launch.py";
+  std::ifstream file(kBenchDir + "/triton_launch.py");
+  std::stringstream source;
+  source << file.rdbuf();
+  py::exec(source.str(), scope);
+  return scope;
+}
+
+}  // namespace tritonrt::bench
