@@ -44,7 +44,8 @@ const Clock::time_point kStart = Clock::now();  // as main() is entered (static 
 
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
-// Runs `command`, returns its stdout's last line parsed as JSON, and the wall time around it.
+// Runs `command`, returns its stdout's last line parsed as JSON (null when it printed
+// nothing), and the wall time around it.
 nlohmann::json run_child(const std::string& command, double& wall_ms) {
   const auto start = Clock::now();
   FILE* pipe = popen(command.c_str(), "r");
@@ -56,6 +57,7 @@ nlohmann::json run_child(const std::string& command, double& wall_ms) {
   wall_ms = ms_since(start);
   if (status != 0) throw std::runtime_error("'" + command + "' failed:\n" + out);
   const auto end = out.find_last_not_of('\n');
+  if (end == std::string::npos) return nullptr;
   const auto begin = out.rfind('\n', end);
   last = out.substr(begin == std::string::npos ? 0 : begin + 1, end + 1 - (begin == std::string::npos ? 0 : begin + 1));
   return nlohmann::json::parse(last);

@@ -48,6 +48,7 @@ class Scratch : public ::testing::Environment {
     fs::copy(kKernels / "signatures.py", dir / "signatures.py");
     fs::copy(kKernels / "pkg", dir / "pkg");
     fs::copy(kKernels / "library_style.py", dir / "library_style.py");
+    fs::copy(kKernels / "gpu_kernels.py", dir / "gpu_kernels.py");
   }
   void TearDown() override {
     if (std::getenv("TRITONRT_INDEX_TEST_PARENT") == nullptr) fs::remove_all(dir);
