@@ -281,7 +281,8 @@ void print_bundle(const tritonrt::BundleInfo& info, bool json) {
     out["kernels"] = nlohmann::json::array();
     for (const auto& k : info.kernels) {
       out["kernels"].push_back({{"identity", k.identity}, {"source", k.source}, {"name", k.name}, {"targets", k.targets},
-                                {"artifacts", k.artifacts}, {"choices", k.choices}, {"bytes", k.bytes}});
+                                {"artifacts", k.artifacts}, {"choices", k.choices},
+                                {"heuristic_values", k.heuristic_values}, {"bytes", k.bytes}});
     }
     std::cout << out.dump(2) << "\n";
     return;
@@ -290,7 +291,7 @@ void print_bundle(const tritonrt::BundleInfo& info, bool json) {
             << " bytes, created by tritonrt " << info.created_by << "\n";
   for (const auto& k : info.kernels) {
     std::cout << "  " << k.identity << "  " << k.artifacts << " artifacts (" << k.bytes << " bytes), " << k.choices
-              << " tuning choices, for";
+              << " tuning choices, " << k.heuristic_values << " heuristic values, for";
     for (const auto& t : k.targets) std::cout << " " << t;
     std::cout << "\n    from " << k.source << "\n";
   }

@@ -28,6 +28,7 @@ struct BundleKernel {
   std::vector<std::string> targets;  ///< the targets it holds artifacts for, e.g. cuda:90
   std::size_t artifacts = 0;         ///< compiled specializations (all targets)
   std::size_t choices = 0;           ///< autotuners' choices
+  std::size_t heuristic_values = 0;  ///< heuristics' values, one per input they were run on
   std::size_t bytes = 0;             ///< its binaries' size
 };
 
@@ -51,8 +52,9 @@ struct BundleFilter {
 };
 
 /// Writes a bundle of what this machine's index (TRITONRT_CACHE_DIR, see the README) holds
-/// for current sources: each kernel's description, its artifacts and its autotuners'
-/// choices. The file is written whole or not at all. Throws ArtifactError when the filter
+/// for current sources: each kernel's description, its artifacts, its autotuners' choices
+/// and its heuristics' values (those run on a device, per the inputs they read: a bundled
+/// heuristic serves the inputs it was run on, others need Python). The file is written whole or not at all. Throws ArtifactError when the filter
 /// leaves nothing, or when two kernels the bundle would hold share an identity.
 BundleInfo create_bundle(const std::filesystem::path& out, const BundleFilter& filter = {});
 

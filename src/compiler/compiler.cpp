@@ -279,6 +279,22 @@ void index_choice(const LoadedKernel& kernel, std::size_t layer, const std::stri
                     kernel.layers.at(layer).configs.at(config).text);
 }
 
+std::vector<std::string> stored_heuristic_values(const LoadedKernel& kernel, const std::string& key) {
+  if (kernel.bundle != nullptr) {
+    const auto it = kernel.bundle->heuristics.find(key);
+    return it != kernel.bundle->heuristics.end() ? it->second : std::vector<std::string>{};
+  }
+  const KernelIndex* index = kernel.index_fingerprint.empty() ? nullptr : KernelIndex::get();
+  if (index == nullptr) return {};
+  return index->find_heuristic(kernel.source, kernel.name, kernel.index_fingerprint + "|" + key);
+}
+
+void store_heuristic_value(const LoadedKernel& kernel, const std::string& key, const std::string& entry) {
+  const KernelIndex* index = kernel.index_fingerprint.empty() ? nullptr : KernelIndex::get();
+  if (index == nullptr) return;
+  index->put_heuristic(kernel.source, kernel.name, kernel.index_fingerprint + "|" + key, entry);
+}
+
 GilReleased::GilReleased() {
   const HostPython py = host_python();
   if (py.present() && py.is_initialized() && py.gil_check()) state_ = py.save_thread();

@@ -183,6 +183,14 @@ std::optional<StoredChoice> indexed_choice(const LoadedKernel& kernel, std::size
 /// Records an autotuner's choice in tritonrt's index (nothing when the kernel is not indexed).
 void index_choice(const LoadedKernel& kernel, std::size_t layer, const std::string& key, std::size_t config);
 
+/// The values recorded under `key` (a heuristic and the device it ran for) in the kernel's
+/// bundle, or in tritonrt's index for its sources: JSON texts, as src/function/decorators.cpp
+/// wrote them.
+std::vector<std::string> stored_heuristic_values(const LoadedKernel& kernel, const std::string& key);
+
+/// Records one value of a heuristic in tritonrt's index (nothing when not indexed).
+void store_heuristic_value(const LoadedKernel& kernel, const std::string& key, const std::string& entry);
+
 /// Lets go of the GIL for its lifetime if the calling thread holds it, so that waiting on a
 /// lock another thread holds while it compiles (and needs the GIL) cannot deadlock. Works
 /// before the compiler is loaded: it finds the process's Python, if any, by symbol.

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstring>
 #include <limits>
+#include <nlohmann/json.hpp>
 
 #include "common/compile_options.h"
 #include "common/errors.h"
@@ -222,6 +223,85 @@ bool still_reads(const detail::MemoEntry& entry, const Arg* args, const detail::
 
 }  // namespace
 
+namespace {
+
+// --- heuristic values kept across processes -----------------------------------------------------
+//
+// A memo entry that another process can use goes to tritonrt's index (and from there into
+// bundles), keyed by the heuristic and the device it ran for (target and multiprocessor
+// count: heuristics often size grids from the device). Its JSON form: {"reads": [[param,
+// facet, arg, dims]], "value": arg}, an arg [kind, value bits or text, dtype, stored, source].
+
+// The JSON form of `a`, or nullopt for a value that lives in this process only.
+std::optional<nlohmann::json> stored_arg(const Arg& a, bool keep_address) {
+  if (a.kind == ArgKind::python_default || a.kind == ArgKind::unset) return std::nullopt;
+  if (a.kind == ArgKind::pointer && keep_address) return std::nullopt;  // an address: this process's
+  nlohmann::json value = a.kind == ArgKind::string    ? nlohmann::json(std::string(a.value.s, a.size))
+                         : a.kind == ArgKind::pointer ? nlohmann::json(0)
+                                                      : nlohmann::json(a.value.u);
+  return nlohmann::json::array({static_cast<int>(a.kind), std::move(value), static_cast<int>(a.dtype),
+                                static_cast<int>(a.stored), static_cast<int>(a.source)});
+}
+
+std::optional<std::string> stored_form(const detail::MemoEntry& entry) {
+  nlohmann::json reads = nlohmann::json::array();
+  for (const auto& read : entry.reads) {
+    if (read.facet == Facet::address) return std::nullopt;
+    const auto found = stored_arg(read.found, read.facet == Facet::value);
+    if (!found) return std::nullopt;
+    reads.push_back({read.param, static_cast<int>(read.facet), *found, read.dims});
+  }
+  const auto value = stored_arg(entry.value, true);
+  if (!value) return std::nullopt;
+  return nlohmann::json{{"reads", std::move(reads)}, {"value", *value}}.dump();
+}
+
+// `text` back as an Arg (strings kept in `strings`); throws on anything malformed.
+Arg arg_from(const nlohmann::json& j, std::deque<std::string>& strings) {
+  Arg a;
+  const int kind = j.at(0).get<int>();
+  if (kind < 0 || kind > static_cast<int>(ArgKind::dtype)) throw std::out_of_range("kind");
+  a.kind = static_cast<ArgKind>(kind);
+  if (a.kind == ArgKind::string) {
+    strings.push_back(j.at(1).get<std::string>());
+    a.value.s = strings.back().data();
+    a.size = strings.back().size();
+  } else {
+    a.value.u = j.at(1).get<std::uint64_t>();
+  }
+  a.dtype = static_cast<DType>(j.at(2).get<int>());
+  a.stored = static_cast<ArgKind>(j.at(3).get<int>());
+  a.source = static_cast<ArgSource>(j.at(4).get<int>());
+  return a;
+}
+
+// A stored entry for a kernel of `params` parameters, or nullptr when it does not read back.
+std::unique_ptr<detail::MemoEntry> from_stored_form(const std::string& text, std::size_t params) {
+  auto entry = std::make_unique<detail::MemoEntry>();
+  try {
+    const auto j = nlohmann::json::parse(text);
+    for (const auto& r : j.at("reads")) {
+      const auto param = r.at(0).get<std::size_t>();
+      const int facet = r.at(1).get<int>();
+      if (param >= params || facet < 0 || facet > static_cast<int>(Facet::device)) return nullptr;
+      entry->reads.push_back({param, static_cast<Facet>(facet), arg_from(r.at(2), entry->strings),
+                              r.at(3).get<std::vector<std::int64_t>>()});
+    }
+    entry->value = arg_from(j.at("value"), entry->strings);
+  } catch (const std::exception&) {
+    return nullptr;
+  }
+  return entry;
+}
+
+// What heuristic `memo`'s stored values are found by on `device`.
+std::string stored_key(std::size_t memo, const detail::DeviceContext& device) {
+  return "heuristic " + std::to_string(memo) + "|" + device.target.str() + "|" + std::to_string(device.multiprocessors) +
+         " SMs";
+}
+
+}  // namespace
+
 Arg JitFunction::Impl::heuristic(std::size_t layer, std::size_t index, std::size_t memo, Resolution& r) {
   if (const auto& cpp = cpp_heuristics[memo]) {
     return cpp(BoundArgs(kernel.signature, std::span<const Arg>(r.args, param_count)));
@@ -245,12 +325,34 @@ std::vector<detail::PythonArg> JitFunction::Impl::python_args(const Arg* args, s
 
 Arg JitFunction::Impl::heuristic_miss(std::size_t layer, std::size_t index, std::size_t memo, Resolution& r) {
   const std::string& name = kernel.layers[layer].heuristic_names[index];
+  // A value another process (or a bundle) recorded for the same inputs and device.
+  const std::string key = r.context != nullptr ? stored_key(memo, r.context->device) : "";
+  if (!key.empty()) {
+    for (const auto& text : detail::stored_heuristic_values(kernel, key)) {
+      auto stored = from_stored_form(text, param_count);
+      if (stored && still_reads(*stored, r.args, &r.context->device)) {
+        std::lock_guard lock(r.state.mutex);
+        return r.state.memos[memo].add(std::move(stored)).value;
+      }
+    }
+  }
   std::vector<TensorShape> shapes;
   const auto args = python_args(r.args, shapes);
+  detail::Compiler* compiler = nullptr;
+  try {
+    compiler = &detail::Compiler::get();
+  } catch (const PythonError& e) {
+    std::string why = e.what();
+    if (why.starts_with("tritonrt: ")) why.erase(0, 10);
+    detail::raise<PythonError>({kernel.signature.name},
+                               "heuristic '" + name + "' has no value recorded for these arguments" +
+                                   (r.context != nullptr ? " on " + r.context->device.target.str() : std::string()) +
+                                   ", and Python is unavailable to run it (" + why + ")");
+  }
   detail::HeuristicResult result;
   {
     detail::GilReleased unlocked;  // the interpreter may be busy on another thread
-    result = detail::parse_heuristic_result(kernel, detail::Compiler::get().run_heuristic(kernel, layer, name, args));
+    result = detail::parse_heuristic_result(kernel, compiler->run_heuristic(kernel, layer, name, args));
   }
   auto entry = std::make_unique<detail::MemoEntry>();
   entry->value = detail::kept(result.value, entry->strings);
@@ -284,6 +386,9 @@ Arg JitFunction::Impl::heuristic_miss(std::size_t layer, std::size_t index, std:
     detail::log(detail::LogLevel::debug, detail::error_message({kernel.signature.name}, "heuristic '" + name +
                                                                "' reads every argument: it runs in Python on every call"));
     return detail::kept(entry->value, r.strings);
+  }
+  if (!key.empty()) {
+    if (const auto text = stored_form(*entry)) detail::store_heuristic_value(kernel, key, *text);
   }
   std::lock_guard lock(r.state.mutex);
   return r.state.memos[memo].add(std::move(entry)).value;

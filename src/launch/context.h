@@ -14,6 +14,7 @@ struct DeviceContext {
   Target target;
   int max_grid[3] = {0, 0, 0};
   int max_shared_optin = 0;
+  int multiprocessors = 0;
 
   /// Reads the device and limits of `ctx` from the driver.
   static DeviceContext describe(CUcontext ctx);

@@ -100,6 +100,9 @@ class MappedBundle {
         kernel.choices.emplace(c.at("key").get<std::string>(),
                                std::make_pair(c.at("config").get<std::size_t>(), c.at("text").get<std::string>()));
       }
+      for (const auto& [key, entries] : k.at("heuristics").items()) {
+        kernel.heuristics.emplace(key, entries.get<std::vector<std::string>>());
+      }
     } catch (const nlohmann::json::exception& e) {
       fail(std::string("does not read: ") + e.what());
     }
@@ -154,6 +157,7 @@ class MappedBundle {
         kernel->targets = k.at("targets").get<std::vector<std::string>>();
         kernel->artifact_count = k.at("artifacts").get<std::size_t>();
         kernel->choice_count = k.at("choices").get<std::size_t>();
+        kernel->heuristic_count = k.at("heuristic_values").get<std::size_t>();
         kernel->bytes = k.at("bytes").get<std::size_t>();
         kernel->entry_offset = k.at("entry").at(0).get<std::size_t>();
         kernel->entry_size = k.at("entry").at(1).get<std::size_t>();
@@ -197,7 +201,8 @@ BundleInfo describe(const MappedBundle& bundle) {
   info.created_by = bundle.created_by();
   info.bytes = bundle.size();
   for (const auto& k : bundle.kernels()) {
-    info.kernels.push_back({k->identity, k->source, k->name, k->targets, k->artifact_count, k->choice_count, k->bytes});
+    info.kernels.push_back({k->identity, k->source, k->name, k->targets, k->artifact_count, k->choice_count,
+                            k->heuristic_count, k->bytes});
   }
   return info;
 }
@@ -400,12 +405,20 @@ BundleInfo create_bundle(const std::filesystem::path& out, const BundleFilter& f
       const std::string_view rest = std::string_view(c.key).substr(c.key.find('|') + 1);  // after "autotune <layer>"
       if (wanted_target(filter, rest)) choices.push_back({{"key", c.key}, {"config", c.config}, {"text", c.text}});
     }
+    nlohmann::json heuristics = nlohmann::json::object();
+    std::size_t heuristic_values = 0;
+    for (const auto& [key, entries] : listing.heuristics) {
+      if (!wanted_target(filter, std::string_view(key).substr(key.find('|') + 1))) continue;  // after "heuristic <n>"
+      heuristics[key] = entries;
+      heuristic_values += entries.size();
+    }
     const std::size_t binary_bytes = data.size() - start;
     const nlohmann::json entry = {{"description", listing.kernel.description},
                                   {"rules", listing.kernel.rules},
                                   {"files", listing.kernel.files},
                                   {"artifacts", artifacts},
-                                  {"choices", choices}};
+                                  {"choices", choices},
+                                  {"heuristics", heuristics}};
     const std::string entry_text = detail::dump_json(entry);
     kernels.push_back({{"identity", identity},
                        {"source", listing.source},
@@ -413,6 +426,7 @@ BundleInfo create_bundle(const std::filesystem::path& out, const BundleFilter& f
                        {"targets", targets},
                        {"artifacts", artifacts.size()},
                        {"choices", choices.size()},
+                       {"heuristic_values", heuristic_values},
                        {"bytes", binary_bytes},
                        {"entry", {data.size(), entry_text.size(), detail::sha256_hex(entry_text)}}});
     data += entry_text;

@@ -266,6 +266,34 @@ void KernelIndex::put_choice(std::string_view source, std::string_view name, con
   write_atomically(keyed_file(source, name, key, ".choice"), record("choice", dump(j), ""));
 }
 
+std::vector<std::string> KernelIndex::find_heuristic(std::string_view source, std::string_view name,
+                                                     const std::string& key) const {
+  std::string why;
+  const auto record = load(keyed_file(source, name, key, ".heuristic"), "heuristic", name, why);
+  std::vector<std::string> out;
+  if (!record) return out;
+  try {
+    if (record->json.at("key").get<std::string>() != key) return out;  // a prefix collision
+    for (const auto& entry : record->json.at("entries")) out.push_back(entry.get<std::string>());
+  } catch (const nlohmann::json::exception&) {
+    out.clear();
+  }
+  return out;
+}
+
+void KernelIndex::put_heuristic(std::string_view source, std::string_view name, const std::string& key,
+                                const std::string& entry) const {
+  // Read, add, write whole: two processes adding at once may lose one entry, which only
+  // means that input runs in Python once more.
+  auto entries = find_heuristic(source, name, key);
+  if (entries.size() >= kMaxHeuristicEntries || std::find(entries.begin(), entries.end(), entry) != entries.end()) {
+    return;
+  }
+  entries.push_back(entry);
+  const nlohmann::json j = {{"key", key}, {"entries", entries}};
+  write_atomically(keyed_file(source, name, key, ".heuristic"), record("heuristic", dump(j), ""));
+}
+
 std::vector<IndexListing> KernelIndex::list(std::vector<std::string>& skipped) const {
   std::vector<IndexListing> out;
   std::error_code ec;
@@ -301,12 +329,17 @@ std::vector<IndexListing> KernelIndex::list(std::vector<std::string>& skipped) c
     std::sort(files.begin(), files.end());
     for (const auto& path : files) {
       const auto extension = path.extension().string();
-      if (extension != ".artifact" && extension != ".choice") continue;
+      if (extension != ".artifact" && extension != ".choice" && extension != ".heuristic") continue;
       const auto found = load(path, extension.substr(1), listing.name, why);
       if (!found) continue;
       try {
         const auto key = found->json.at("key").get<std::string>();
         if (!key.starts_with(prefix)) continue;  // compiled from earlier sources
+        if (extension == ".heuristic") {
+          listing.heuristics.emplace_back(key.substr(prefix.size()),
+                                          found->json.at("entries").get<std::vector<std::string>>());
+          continue;
+        }
         if (extension == ".choice") {
           listing.choices.push_back({key.substr(prefix.size()), found->json.at("config").get<std::size_t>(),
                                      found->json.at("text").get<std::string>()});

@@ -1,11 +1,11 @@
 // tritonrt's own index of what it compiled: for each kernel, what a new process needs to
 // specialize a call without Python (the bridge's description of the kernel and the
 // installed Triton's specialization rules, with the files and environment they depend on),
-// for each specialization + options + target the artifact (metadata and binary), and each
-// autotuner's choice per tuning key.
+// for each specialization + options + target the artifact (metadata and binary), each
+// autotuner's choice per tuning key, and each heuristic's values per input it read.
 //
-// Layout: <dir>/v1/<kernel id>/kernel, <dir>/v1/<kernel id>/<key hash>.artifact and
-// <dir>/v1/<kernel id>/<key hash>.choice, each
+// Layout: <dir>/v1/<kernel id>/kernel, and beside it <key hash>.artifact, <key hash>.choice
+// and <key hash>.heuristic, each
 // file a header line (format, kind, sizes, SHA-256 of the rest) then JSON (then the binary).
 // Files are written to a temporary name and renamed, so readers in other processes see a
 // whole file or none; a file that fails its checks is set aside (renamed `.invalid-*`) and
@@ -45,6 +45,8 @@ struct IndexListing {
     std::string text;
   };
   std::vector<Choice> choices;
+  /// Heuristics' recorded values: key (heuristic <n>), entries (JSON texts).
+  std::vector<std::pair<std::string, std::vector<std::string>>> heuristics;
 };
 
 class KernelIndex {
@@ -85,6 +87,17 @@ class KernelIndex {
 
   void put_choice(std::string_view source, std::string_view name, const std::string& key, std::size_t config,
                   const std::string& config_text) const;
+
+  /// The values recorded for one heuristic under `key` (the kernel's fingerprint and the
+  /// heuristic): JSON texts, one per input it was run on (src/function/decorators.cpp
+  /// writes and reads them).
+  std::vector<std::string> find_heuristic(std::string_view source, std::string_view name, const std::string& key) const;
+
+  /// Adds `entry` to the values recorded under `key`, unless it is there already or the
+  /// heuristic has kMaxHeuristicEntries (then it runs in Python for further inputs).
+  void put_heuristic(std::string_view source, std::string_view name, const std::string& key,
+                     const std::string& entry) const;
+  static constexpr std::size_t kMaxHeuristicEntries = 256;
 
   /// Every kernel the index holds fresh, with its artifacts and choices for its current
   /// sources. Kernels left out (stale, damaged) are reported in `skipped`, one line each.

@@ -32,4 +32,16 @@ inline void launch_tuned_add(FakeCudaApi& fake, const fs::path& source) {
   fn(config, static_cast<float*>(x), static_cast<float*>(y), static_cast<float*>(out), kTunedN);
 }
 
+// Launches library_style.py's entry_heuristic_scale (a copy at `source`, heuristics choosing
+// BLOCK and EVEN) once against the stand-in driver; returns the grid it launched.
+inline unsigned launch_heuristic_scale(FakeCudaApi& fake, const fs::path& source, long long n) {
+  alignas(16) static float x[kTunedN], out[kTunedN];  // stand-in device memory
+  auto& fn = JitFunction::get(source.string(), "entry_heuristic_scale");
+  LaunchConfig config;
+  config.grid_fn = [](const BoundArgs& a) { return Grid{cdiv(a.integer("n"), a.integer("BLOCK"))}; };
+  fn(config, static_cast<float*>(x), static_cast<float*>(out), n, 2.0f);
+  FakeCudaLaunch launch{};
+  return fake.last_launches(&launch, 1) == 1 ? launch.grid[0] : 0;
+}
+
 }  // namespace tritonrt::test

@@ -167,6 +167,27 @@ TEST(Bundle, AnAutotunedKernelLaunchesItsBundledChoiceWithoutTuning) {
   EXPECT_FALSE(python_is_mapped());
 }
 
+// Another process runs the heuristics (against the stand-in driver, 132 SMs) and the CLI
+// bundles the kernel with their values; here they serve the same inputs without Python.
+TEST(Bundle, HeuristicsServeTheInputsTheyWereRunOn) {
+  FakeCudaApi fake{};
+  if (const auto why = no_fake_driver(fake)) GTEST_SKIP() << *why;
+  const auto [ran, ran_out] = run("env -u TRITONRT_LIBPYTHON TRITONRT_INDEX_TEST_PARENT='" + scratch->dir.string() +
+                                  "' TRITONRT_PYTHON='" TRITONRT_TEST_PYTHON_EXE "' /proc/" + std::to_string(getpid()) +
+                                  "/exe --gtest_filter=IndexChild.RunsHeuristicsWithPython");
+  ASSERT_EQ(ran, 0) << ran_out;
+  const fs::path bundle = scratch->dir / "heuristics.trb";
+  const auto [status, out] = cli("bundle create '" + bundle.string() + "' --kernel '" +
+                                 (scratch->dir / "library_style.py").string() + ":entry_heuristic_scale'");
+  ASSERT_EQ(status, 0) << out;
+  const BundleInfo info = load_bundle(bundle);
+  ASSERT_EQ(info.kernels.size(), 1u);
+  EXPECT_EQ(info.kernels[0].heuristic_values, 2u);  // BLOCK, then EVEN (which reads BLOCK)
+  EXPECT_EQ(launch_heuristic_scale(fake, kDeployed / "library_style.py", kTunedN), 256u);
+  EXPECT_THROW(launch_heuristic_scale(fake, kDeployed / "library_style.py", 1000), PythonError);
+  EXPECT_FALSE(python_is_mapped());
+}
+
 // Whatever the damage, reading a bundle is an ArtifactError naming the file, never a crash;
 // a damaged binary is caught by its checksum when it is first used.
 TEST(Bundle, DamageIsDetectedNeverUsed) {

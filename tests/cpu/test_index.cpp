@@ -93,6 +93,39 @@ TEST(IndexChild, TunesWithPython) {
   std::printf("tuned: %llu launches, grid %u\n", static_cast<unsigned long long>(stats.launches), launch.grid[0]);
 }
 
+// Run by the tests below in a process of its own that may load Python: the heuristics run
+// in Python and their values are recorded.
+TEST(IndexChild, RunsHeuristicsWithPython) {
+  if (std::getenv("TRITONRT_INDEX_TEST_PARENT") == nullptr) GTEST_SKIP() << "run by Index.HeuristicValues...";
+  FakeCudaApi fake{};
+  if (const auto why = no_fake_driver(fake)) GTEST_SKIP() << *why;
+  std::printf("heuristics: grid %u\n", launch_heuristic_scale(fake, scratch->dir / "library_style.py", kTunedN));
+}
+
+// A heuristics-decorated kernel whose heuristics another process ran for the same inputs and
+// device: their recorded values serve it with no Python; other inputs need Python.
+TEST(Index, HeuristicValuesRecordedElsewhereServeWithoutPython) {
+  FakeCudaApi fake{};
+  if (const auto why = no_fake_driver(fake)) GTEST_SKIP() << *why;
+  const auto [status, out] = run("env -u TRITONRT_LIBPYTHON TRITONRT_INDEX_TEST_PARENT='" + scratch->dir.string() +
+                                 "' TRITONRT_PYTHON='" TRITONRT_TEST_PYTHON_EXE "' /proc/" + std::to_string(getpid()) +
+                                 "/exe --gtest_filter=IndexChild.RunsHeuristicsWithPython");
+  ASSERT_EQ(status, 0) << out;
+  ASSERT_NE(out.find("heuristics: grid 256"), std::string::npos) << out;  // BLOCK 256 for 65536 on 132 SMs
+  EXPECT_EQ(launch_heuristic_scale(fake, scratch->dir / "library_style.py", kTunedN), 256u);
+  try {
+    launch_heuristic_scale(fake, scratch->dir / "library_style.py", 1000);
+    FAIL() << "a heuristic value nobody recorded was served";
+  } catch (const PythonError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("kernel 'entry_heuristic_scale': heuristic 'BLOCK' has no value recorded for these arguments "
+                        "on cuda:90, and Python is unavailable"),
+              std::string::npos)
+        << what;
+  }
+  EXPECT_FALSE(python_is_mapped());
+}
+
 // An autotuned kernel whose choice another process made: launched once, with that choice,
 // no tuning runs and no Python.
 TEST(Index, ATunedChoiceIsReusedWithoutPythonOrTuning) {
