@@ -1,6 +1,8 @@
 #include "store/index.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -105,8 +107,12 @@ void set_aside_invalid(const std::filesystem::path& path, std::string_view site,
 
 // Writes an index file; a failure costs a later recompile, so it is reported, not thrown.
 void write_atomically(const std::filesystem::path& path, const std::string& bytes) {
+  static std::atomic<bool> warned{false};
   if (const std::string why = write_whole_file(path, bytes); !why.empty()) {
-    log(LogLevel::warning, "could not write the index file " + path.string() + " (" + why + "); going on without it");
+    // Once per process: an unwritable index fails every write the same way.
+    const LogLevel level = warned.exchange(true) ? LogLevel::debug : LogLevel::warning;
+    log(level, "could not write the index file " + path.string() + " (" + why + "); going on without it" +
+                   (level == LogLevel::warning ? " (further failures are logged at debug level)" : ""));
   }
 }
 
@@ -210,8 +216,37 @@ std::string KernelIndex::put_kernel(std::string_view source, std::string_view na
     j["files"].push_back({{"path", path}, {"sha256", sha256_hex(*bytes)}});
   }
   j["fingerprint"] = sha256_hex(dump(j));
+  const std::string fingerprint = j["fingerprint"].get<std::string>();
   write_atomically(kernel_dir(source, name) / "kernel", record("kernel", dump(j), ""));
-  return j["fingerprint"].get<std::string>();
+  remove_stale(kernel_dir(source, name), fingerprint);
+  return fingerprint;
+}
+
+void KernelIndex::remove_stale(const std::filesystem::path& kernel_dir, const std::string& fingerprint) const {
+  using namespace std::chrono_literals;
+  const auto now = std::filesystem::file_time_type::clock::now();
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(kernel_dir, ec)) {
+    const auto& path = entry.path();
+    const std::string file = path.filename().string();
+    const auto age = now - entry.last_write_time(ec);
+    if (ec) continue;
+    bool stale = false;
+    if (file.find(".tmp-") != std::string::npos) {
+      stale = age > 10min;  // a writer that died before renaming; a live one renames within seconds
+    } else if (file.find(".invalid-") != std::string::npos) {
+      stale = age > 24h;  // set aside for a day, for whoever wants to look at it
+    } else if (const auto extension = path.extension().string();
+               extension == ".artifact" || extension == ".choice" || extension == ".heuristic") {
+      // Records of earlier sources: no process finds them any more.
+      const auto bytes = read_file(path);
+      const auto parsed = bytes ? parse_record(extension.substr(1), *bytes) : std::variant<Record, std::string>("");
+      const auto* found = std::get_if<Record>(&parsed);
+      stale = found != nullptr && found->json.contains("key") && found->json["key"].is_string() &&
+              !found->json["key"].get<std::string>().starts_with(fingerprint + "|");
+    }
+    if (stale) std::filesystem::remove(path, ec);
+  }
 }
 
 std::optional<Artifact> KernelIndex::find_artifact(std::string_view source, std::string_view name,

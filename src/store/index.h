@@ -109,6 +109,10 @@ class KernelIndex {
   std::filesystem::path keyed_file(std::string_view source, std::string_view name, const std::string& key,
                                    std::string_view extension) const;
 
+  /// Removes from `kernel_dir` the records of sources other than `fingerprint`'s, temporary
+  /// files of writers that died, and files set aside more than a day ago.
+  void remove_stale(const std::filesystem::path& kernel_dir, const std::string& fingerprint) const;
+
   std::filesystem::path dir_;
 };
 

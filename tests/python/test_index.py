@@ -6,6 +6,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -68,9 +69,20 @@ def test_an_edited_helper_recompiles_and_is_indexed_again(cli, scratch):
     before = hash_of(compile_double(cli, scratch))
     helpers = scratch / "pkg" / "helpers.py"
     helpers.write_text(helpers.read_text().replace("return x + x", "return x * 2"))
+    artifacts = {p for p in index_files(scratch) if p.suffix == ".artifact"}
+    assert len(artifacts) == 1
+    # What writers that died left behind: gone once older than ten minutes.
+    kernel_dir = next(iter(artifacts)).parent
+    dead, live = kernel_dir / "kernel.tmp-1-0", kernel_dir / "kernel.tmp-2-0"
+    dead.write_text("half")
+    live.write_text("half")
+    os.utime(dead, (time.time() - 3600, time.time() - 3600))
     edited = compile_double(cli, scratch)
+    assert not dead.exists() and live.exists()
     assert f"'{helpers}' changed since it was compiled" in edited.stderr
     assert hash_of(edited) != before  # Triton's own key changed with the helper's source
+    # The earlier sources' artifact is removed as the new record is written.
+    assert {p for p in index_files(scratch) if p.suffix == ".artifact"}.isdisjoint(artifacts)
     again = compile_double(cli, scratch, env=NO_PYTHON)
     assert SERVED in again.stderr
     assert hash_of(again) == hash_of(edited)
