@@ -5,12 +5,14 @@
 #   ./dev.sh example   set up, build, run build/examples/tritonrt_example
 #   ./dev.sh test      set up, build, run every test: ctest + pytest with the pinned Triton
 #                      (.venv, build/), then the CPU tests + pytest with the newest Triton
-#                      and no torch (.venv-latest, build-latest/), then `fuzz` and
-#                      `sanitize` below, then a summary
+#                      and no torch (.venv-latest, build-latest/), then `fuzz`,
+#                      `sanitize` and `consumers` below, then a summary
 #   ./dev.sh fuzz      build the libFuzzer harnesses of tests/fuzz with clang (build-fuzz/),
 #                      run each for a bounded time on a copy of its seed corpus
 #   ./dev.sh sanitize  build with AddressSanitizer + UBSan against .venv, without torch
 #                      (build-asan/), run the CPU tests + pytest there
+#   ./dev.sh consumers install build/, move the install, and build and run the projects of
+#                      tests/consumers against it (build-consumers/)
 #   ./dev.sh setup     set up and build only
 #
 # Overrides (all optional):
@@ -30,6 +32,7 @@ VENV_LATEST=.venv-latest            # requirements-latest.txt: newest Triton, no
 BUILD_LATEST=build-latest
 BUILD_ASAN=build-asan               # .venv, AddressSanitizer + UBSan, no torch
 BUILD_FUZZ=build-fuzz               # tests/fuzz alone, built with clang
+BUILD_CONSUMERS=build-consumers     # an install of build/, moved, and tests/consumers built against it
 BUILD_TYPE=${CMAKE_BUILD_TYPE:-RelWithDebInfo}
 JOBS=${CTEST_PARALLEL_LEVEL:-$(nproc)}
 APT_PACKAGES=(cmake g++ ninja-build nlohmann-json3-dev libgtest-dev)
@@ -278,6 +281,41 @@ run_fuzz() {
     "$BUILD_FUZZ/fuzz_$harness (${FUZZ_SECONDS}s)" "$result")")
 }
 
+# run_consumers: installs build/ into a scratch prefix and moves it (nothing may depend on
+# where it was installed), runs the installed CLI from there, then configures, builds and runs
+# each project of tests/consumers against it (the torch one where build/ has torch), then one
+# line for the summary.
+run_consumers() {
+  local dir="$ROOT/$BUILD_CONSUMERS" log="$ROOT/$BUILD_CONSUMERS/consumers.log" status=0 done=()
+  local kernels="$ROOT/examples/kernels/vector_ops.py" python="$ROOT/$VENV/bin/python" consumer
+  local -x TRITONRT_CACHE_DIR="$dir/index"  # compiled here, not served by an index of earlier runs
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  echo '*' >"$dir/.gitignore"
+  say "consumers: install $BUILD/, move it, build tests/consumers against it (log: $log)"
+  local torch_prefix
+  torch_prefix=$("$python" -c "import torch; print(torch.utils.cmake_prefix_path)" 2>/dev/null || true)
+  {
+    cmake --install "$BUILD" --prefix "$dir/installed" && mv "$dir/installed" "$dir/moved" &&
+      clean_env "$dir/moved/bin/tritonrt" compile "$kernels:add_kernel" --target cuda:90 \
+        --signature '*fp32,*fp32,*fp32,4096,1024' && done+=("installed CLI")
+  } >>"$log" 2>&1 || status=1
+  for consumer in core torch subproject; do
+    ((status == 0)) || break
+    [[ $consumer == torch && ( -z $torch_prefix || ! -f $dir/moved/lib/cmake/tritonrt/tritonrtTorchTargets.cmake ) ]] && continue
+    {
+      echo "--- $consumer"
+      clean_env cmake -S "tests/consumers/$consumer" -B "$dir/$consumer" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+        -DCMAKE_PREFIX_PATH="$dir/moved;$torch_prefix" -DTRITONRT_SOURCE_DIR="$ROOT" \
+        -DPython_EXECUTABLE="$python" -DTRITONRT_BUILD_TORCH=OFF &&
+        cmake --build "$dir/$consumer" && clean_env "$dir/$consumer/consumer" "$kernels"
+    } >>"$log" 2>&1 && done+=("$consumer") || status=1
+  done
+  ((status == 0)) || { FAILED=1; tail -n 40 "$log"; }
+  SUMMARY+=("$(printf '%-4s  %-44s  %s' "$( ((status == 0)) && echo ok || echo FAIL)" \
+    "$BUILD_CONSUMERS/ (moved install of $BUILD/)" "built and ran: ${done[*]:-nothing}")")
+}
+
 fuzz_all() {
   local harness
   for harness in "${FUZZ_HARNESSES[@]}"; do run_fuzz "$harness"; done
@@ -304,7 +342,10 @@ test_all() {
   # 3. The parsers of outside text, fuzzed; 4. the CPU tests under AddressSanitizer + UBSan.
   fuzz_all
   run_sanitize
-  summary "$BUILD/dev-ctest.log, $BUILD_LATEST/dev-ctest.log, $BUILD_FUZZ/fuzz_*.log, $BUILD_ASAN/dev-ctest.log"
+  # 5. The package as its users consume it.
+  run_consumers
+  summary "$BUILD/dev-ctest.log, $BUILD_LATEST/dev-ctest.log, $BUILD_FUZZ/fuzz_*.log, $BUILD_ASAN/dev-ctest.log," \
+    "$BUILD_CONSUMERS/consumers.log"
 }
 
 usage() {
@@ -336,6 +377,12 @@ case ${1:-} in
     setup_asan
     run_sanitize
     summary "$BUILD_ASAN/dev-ctest.log"
+    ;;
+  consumers)
+    setup_system
+    setup_pinned
+    run_consumers
+    summary "$BUILD_CONSUMERS/consumers.log"
     ;;
   setup)
     setup_system

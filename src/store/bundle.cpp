@@ -21,10 +21,7 @@
 #include "store/index.h"
 #include "store/triton_cache.h"
 #include "tritonrt/bundle.h"
-
-#ifndef TRITONRT_VERSION
-#error "TRITONRT_VERSION is set by CMakeLists.txt"
-#endif
+#include "tritonrt/version.h"
 
 namespace tritonrt::detail {
 
