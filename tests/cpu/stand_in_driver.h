@@ -32,6 +32,17 @@ inline void launch_tuned_add(FakeCudaApi& fake, const fs::path& source) {
   fn(config, static_cast<float*>(x), static_cast<float*>(y), static_cast<float*>(out), kTunedN);
 }
 
+// Checks that the launches since the stand-in was reset were one: the fastest config's (BLOCK
+// 2048, the fewest programs), taken from a choice made before, nothing timed.
+inline void expect_only_the_chosen_config_launched(FakeCudaApi& fake) {
+  FakeCudaStats stats{};
+  fake.get_stats(&stats);
+  EXPECT_EQ(stats.launches, 1u);
+  FakeCudaLaunch launch{};
+  ASSERT_EQ(fake.last_launches(&launch, 1), 1u);
+  EXPECT_EQ(launch.grid[0], static_cast<unsigned>(cdiv(kTunedN, 2048)));
+}
+
 // Launches library_style.py's entry_heuristic_scale (a copy at `source`, heuristics choosing
 // BLOCK and EVEN) once against the stand-in driver; returns the grid it launched.
 inline unsigned launch_heuristic_scale(FakeCudaApi& fake, const fs::path& source, long long n) {

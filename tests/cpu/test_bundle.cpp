@@ -105,18 +105,15 @@ TEST(BundleChild, ServesFromTheEnvironmentsBundle) {
 }
 
 TEST(Bundle, TritonrtBundleLoadsBundles) {
-  const auto [status, out] = run("TRITONRT_INDEX_TEST_PARENT='" + scratch->dir.string() + "' TRITONRT_CACHE_DIR='" +
-                                 (scratch->dir / "empty-index").string() + "' TRITONRT_BUNDLE='/nonexistent/first.trb:" +
-                                 deploy_bundle().string() + "' /proc/" + std::to_string(getpid()) +
-                                 "/exe --gtest_filter=BundleChild.*");
+  const std::string empty_index = "TRITONRT_CACHE_DIR='" + (scratch->dir / "empty-index").string() + "' ";
+  const auto [status, out] = run_child(
+      "BundleChild.*", empty_index + "TRITONRT_BUNDLE='/nonexistent/first.trb:" + deploy_bundle().string() + "'");
   // A bundle on the list that cannot be read is an error, not skipped.
   EXPECT_NE(status, 0) << out;
   EXPECT_NE(out.find("TRITONRT_BUNDLE: the bundle /nonexistent/first.trb cannot be opened"), std::string::npos)
       << out;
-  const auto [good, served] = run("TRITONRT_INDEX_TEST_PARENT='" + scratch->dir.string() + "' TRITONRT_CACHE_DIR='" +
-                                  (scratch->dir / "empty-index").string() + "' TRITONRT_BUNDLE='" +
-                                  deploy_bundle().string() + "' /proc/" + std::to_string(getpid()) +
-                                  "/exe --gtest_filter=BundleChild.*");
+  const auto [good, served] =
+      run_child("BundleChild.*", empty_index + "TRITONRT_BUNDLE='" + deploy_bundle().string() + "'");
   EXPECT_EQ(good, 0) << served;
   EXPECT_NE(served.find("served from " + fs::weakly_canonical(deploy_bundle()).string()), std::string::npos) << served;
 }
@@ -144,9 +141,7 @@ TEST(Bundle, ASourceThatChangedIsNotServedFromTheBundle) {
 TEST(Bundle, AnAutotunedKernelLaunchesItsBundledChoiceWithoutTuning) {
   FakeCudaApi fake{};
   if (const auto why = no_fake_driver(fake)) GTEST_SKIP() << *why;
-  const auto [tuned, tune_out] = run("env -u TRITONRT_LIBPYTHON TRITONRT_INDEX_TEST_PARENT='" + scratch->dir.string() +
-                                     "' TRITONRT_PYTHON='" TRITONRT_TEST_PYTHON_EXE "' /proc/" +
-                                     std::to_string(getpid()) + "/exe --gtest_filter=IndexChild.TunesWithPython");
+  const auto [tuned, tune_out] = run_child("IndexChild.TunesWithPython", "", true);
   ASSERT_EQ(tuned, 0) << tune_out;
   const fs::path bundle = scratch->dir / "tuned.trb";
   const auto [status, out] =
@@ -158,12 +153,7 @@ TEST(Bundle, AnAutotunedKernelLaunchesItsBundledChoiceWithoutTuning) {
   EXPECT_EQ(info.kernels[0].choices, 1u);
   EXPECT_GT(info.kernels[0].artifacts, 1u);  // every config the tuning compiled
   launch_tuned_add(fake, kDeployed / "library_style.py");
-  FakeCudaStats stats{};
-  fake.get_stats(&stats);
-  EXPECT_EQ(stats.launches, 1u);  // the chosen config, once: nothing timed
-  FakeCudaLaunch launch{};
-  ASSERT_EQ(fake.last_launches(&launch, 1), 1u);
-  EXPECT_EQ(launch.grid[0], static_cast<unsigned>(cdiv(kTunedN, 2048)));  // BLOCK 2048: the fewest programs
+  expect_only_the_chosen_config_launched(fake);
   EXPECT_FALSE(python_is_mapped());
 }
 
@@ -172,9 +162,7 @@ TEST(Bundle, AnAutotunedKernelLaunchesItsBundledChoiceWithoutTuning) {
 TEST(Bundle, HeuristicsServeTheInputsTheyWereRunOn) {
   FakeCudaApi fake{};
   if (const auto why = no_fake_driver(fake)) GTEST_SKIP() << *why;
-  const auto [ran, ran_out] = run("env -u TRITONRT_LIBPYTHON TRITONRT_INDEX_TEST_PARENT='" + scratch->dir.string() +
-                                  "' TRITONRT_PYTHON='" TRITONRT_TEST_PYTHON_EXE "' /proc/" + std::to_string(getpid()) +
-                                  "/exe --gtest_filter=IndexChild.RunsHeuristicsWithPython");
+  const auto [ran, ran_out] = run_child("IndexChild.RunsHeuristicsWithPython", "", true);
   ASSERT_EQ(ran, 0) << ran_out;
   const fs::path bundle = scratch->dir / "heuristics.trb";
   const auto [status, out] = cli("bundle create '" + bundle.string() + "' --kernel '" +
@@ -241,9 +229,8 @@ TEST(Bundle, DamageIsDetectedNeverUsed) {
                                       std::pair{entries_flipped, "is damaged: its entry for signatures:plain"}}) {
     write(damaged, content);
     ASSERT_EQ(read_bundle(damaged).kernels.size(), 2u);  // the table still reads
-    const auto [status, out] = run("TRITONRT_INDEX_TEST_PARENT='" + scratch->dir.string() + "' TRITONRT_CACHE_DIR='" +
-                                   (scratch->dir / "empty-index").string() + "' TRITONRT_BUNDLE='" + damaged.string() +
-                                   "' /proc/" + std::to_string(getpid()) + "/exe --gtest_filter=BundleChild.*");
+    const auto [status, out] = run_child("BundleChild.*", "TRITONRT_CACHE_DIR='" + (scratch->dir / "empty-index").string() +
+                                                              "' TRITONRT_BUNDLE='" + damaged.string() + "'");
     EXPECT_NE(status, 0) << says << "\n" << out;
     EXPECT_NE(out.find(says), std::string::npos) << out;
     EXPECT_NE(out.find("does not match its checksum"), std::string::npos) << out;

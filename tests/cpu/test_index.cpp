@@ -107,9 +107,7 @@ TEST(IndexChild, RunsHeuristicsWithPython) {
 TEST(Index, HeuristicValuesRecordedElsewhereServeWithoutPython) {
   FakeCudaApi fake{};
   if (const auto why = no_fake_driver(fake)) GTEST_SKIP() << *why;
-  const auto [status, out] = run("env -u TRITONRT_LIBPYTHON TRITONRT_INDEX_TEST_PARENT='" + scratch->dir.string() +
-                                 "' TRITONRT_PYTHON='" TRITONRT_TEST_PYTHON_EXE "' /proc/" + std::to_string(getpid()) +
-                                 "/exe --gtest_filter=IndexChild.RunsHeuristicsWithPython");
+  const auto [status, out] = run_child("IndexChild.RunsHeuristicsWithPython", "", true);
   ASSERT_EQ(status, 0) << out;
   ASSERT_NE(out.find("heuristics: grid 256"), std::string::npos) << out;  // BLOCK 256 for 65536 on 132 SMs
   EXPECT_EQ(launch_heuristic_scale(fake, scratch->dir / "library_style.py", kTunedN), 256u);
@@ -131,9 +129,7 @@ TEST(Index, HeuristicValuesRecordedElsewhereServeWithoutPython) {
 TEST(Index, ATunedChoiceIsReusedWithoutPythonOrTuning) {
   FakeCudaApi fake{};
   if (const auto why = no_fake_driver(fake)) GTEST_SKIP() << *why;
-  const auto [status, out] = run("env -u TRITONRT_LIBPYTHON TRITONRT_INDEX_TEST_PARENT='" + scratch->dir.string() +
-                                 "' TRITONRT_PYTHON='" TRITONRT_TEST_PYTHON_EXE "' /proc/" + std::to_string(getpid()) +
-                                 "/exe --gtest_filter=IndexChild.TunesWithPython");
+  const auto [status, out] = run_child("IndexChild.TunesWithPython", "", true);
   ASSERT_EQ(status, 0) << out;
   unsigned long long child_launches = 0;
   unsigned child_grid = 0;
@@ -142,14 +138,9 @@ TEST(Index, ATunedChoiceIsReusedWithoutPythonOrTuning) {
   ASSERT_EQ(std::sscanf(out.c_str() + at, "tuned: %llu launches, grid %u", &child_launches, &child_grid), 2) << out;
   EXPECT_GT(child_launches, 3u) << "the child did not tune";
 
+  EXPECT_EQ(child_grid, static_cast<unsigned>(cdiv(kTunedN, 2048)));
   launch_tuned_add(fake, scratch->dir / "library_style.py");
-  FakeCudaStats stats{};
-  fake.get_stats(&stats);
-  EXPECT_EQ(stats.launches, 1u);  // the chosen config, once: nothing timed
-  FakeCudaLaunch launch{};
-  ASSERT_EQ(fake.last_launches(&launch, 1), 1u);
-  EXPECT_EQ(launch.grid[0], child_grid);
-  EXPECT_EQ(launch.grid[0], static_cast<unsigned>(cdiv(kTunedN, 2048)));  // BLOCK 2048: the fewest programs
+  expect_only_the_chosen_config_launched(fake);
   EXPECT_FALSE(python_is_mapped());
 }
 

@@ -93,9 +93,7 @@ class Deploy : public GpuTest {
     GpuTest::SetUp();
     if (IsSkipped()) return;
     static const std::pair<int, std::string> prepared =
-        run("env -u TRITONRT_LIBPYTHON TRITONRT_PYTHON='" TRITONRT_TEST_PYTHON_EXE "' TRITONRT_DEPLOY_PREPARE=1 "
-            "TRITONRT_INDEX_TEST_PARENT='" + scratch->dir.string() + "' /proc/" + std::to_string(getpid()) +
-            "/exe --gtest_filter=DeployChild.CompilesTunesAndBundlesWithPython");
+        run_child("DeployChild.CompilesTunesAndBundlesWithPython", "TRITONRT_DEPLOY_PREPARE=1", true);
     ASSERT_EQ(prepared.first, 0) << prepared.second;
     tuned = tuned_hash(prepared.second);
     ASSERT_FALSE(tuned.empty()) << prepared.second;
@@ -110,10 +108,10 @@ TEST_F(Deploy, TheIndexServesAProgramWithoutPython) {
 }
 
 TEST_F(Deploy, ABundleServesAProgramWithoutPython) {
-  const auto [status, out] = run("TRITONRT_INDEX_TEST_PARENT='" + scratch->dir.string() + "' TRITONRT_CACHE_DIR='" +
-                                 (scratch->dir / "empty-index").string() + "' TRITONRT_BUNDLE='" +
-                                 (scratch->dir / "deploy.trb").string() + "' TRITONRT_LOG=info /proc/" +
-                                 std::to_string(getpid()) + "/exe --gtest_filter=DeployChild.LaunchesFromTheBundle");
+  const auto [status, out] =
+      run_child("DeployChild.LaunchesFromTheBundle", "TRITONRT_CACHE_DIR='" + (scratch->dir / "empty-index").string() +
+                                                         "' TRITONRT_BUNDLE='" + (scratch->dir / "deploy.trb").string() +
+                                                         "' TRITONRT_LOG=info");
   ASSERT_EQ(status, 0) << out;
   EXPECT_EQ(tuned_hash(out), tuned) << out;
   // The tuning key's choice came from the bundle: nothing was timed.

@@ -84,6 +84,17 @@ inline std::pair<int, std::string> cli(const std::string& arguments) {
   return run("env -u TRITONRT_LIBPYTHON TRITONRT_PYTHON='" TRITONRT_TEST_PYTHON_EXE "' '" TRITONRT_TEST_CLI "' " + arguments);
 }
 
+// This test binary again, running the child tests `filter` selects on the scratch folder:
+// with `environment` (shell assignments, quoted) added, and allowed to load Python when
+// `with_python`.
+inline std::pair<int, std::string> run_child(const std::string& filter, const std::string& environment = "",
+                                             bool with_python = false) {
+  const std::string python =
+      with_python ? "env -u TRITONRT_LIBPYTHON TRITONRT_PYTHON='" TRITONRT_TEST_PYTHON_EXE "' " : std::string();
+  return run(python + "TRITONRT_INDEX_TEST_PARENT='" + scratch->dir.string() + "' " + environment + " /proc/" +
+             std::to_string(getpid()) + "/exe --gtest_filter='" + filter + "'");
+}
+
 // `tritonrt compile` for cuda:90 in a process of its own: returns the hash it printed.
 inline std::string compile_elsewhere(const std::string& kernel, const std::string& signature) {
   const auto [status, out] = cli("compile '" + kernel + "' --target cuda:90 --signature '" + signature + "'");
