@@ -141,8 +141,12 @@ Arg parse_token(std::string_view token, std::deque<std::string>& strings) {
   if (token[0] == '*') {
     const auto colon = token.find(':');
     const std::string_view type = token.substr(1, colon == std::string_view::npos ? std::string_view::npos : colon - 1);
-    const bool unaligned = colon != std::string_view::npos;
-    if (unaligned && token.substr(colon + 1) != "unaligned") fail("a pointer's suffix must be ':unaligned'", token);
+    // Triton's own spelling of an aligned pointer, `*fp32:16`, is taken as `*fp32`.
+    const std::string_view suffix = colon != std::string_view::npos ? token.substr(colon + 1) : std::string_view();
+    if (colon != std::string_view::npos && suffix != "unaligned" && suffix != "16") {
+      fail("a pointer's suffix must be ':unaligned' (or ':16', aligned, as Triton writes it)", token);
+    }
+    const bool unaligned = suffix == "unaligned";
     pack_arg(a, DevicePtr{reinterpret_cast<const void*>(unaligned ? kUnalignedAddress : kAlignedAddress), dtype(type, token)});
     return a;
   }

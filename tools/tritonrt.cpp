@@ -7,6 +7,8 @@
 //   tritonrt bundle create kernels.trb --calls calls.json --target cuda:80,cuda:90
 //   tritonrt bundle list kernels.trb
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <charconv>
 #include <chrono>
@@ -25,22 +27,17 @@
 #include <type_traits>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "signature.h"
 #include "tritonrt/bundle.h"
 #include "tritonrt/tritonrt.h"
 
 namespace {
 
-const char* kUsage = R"(usage:
-  tritonrt compile SOURCE:KERNEL --signature ARGS [--target T] [options]
-  tritonrt signature SOURCE:KERNEL
-  tritonrt bundle create OUT.trb [--kernel SOURCE:KERNEL]... [--target T,T...] [--hash H]...
-  tritonrt bundle create OUT.trb --calls CALLS.json --target T,T...
-  tritonrt bundle list FILE.trb [--json]
-
-SOURCE is a .py file or an importable module (package.module).
-ARGS describes one call, comma-separated, one entry per argument:
-  *fp32, *bf16, ...    a device pointer to that type, 16-byte aligned
+// The help text's notes: what CLI11 does not say about the arguments.
+constexpr const char* kSignatureHelp = R"(ARGS describes one call, comma-separated, one entry per argument:
+  *fp32, *bf16, ...    a device pointer to that type, 16-byte aligned (Triton's *fp32:16 too)
   *fp32:unaligned      a device pointer that is not 16-byte aligned
   1024, -3, 4294967296 an integer (Triton types it by value)
   0.5, 1e-6            a floating-point value
@@ -49,24 +46,22 @@ ARGS describes one call, comma-separated, one entry per argument:
   dtype:fp16           a dtype (constexpr parameters), e.g. tl.float16
   i64:7                a scalar whose type is fixed (as tritonrt::scalar)
 Trailing arguments may be omitted when the kernel gives them defaults.
-options:
-  --target T            cuda:90, cuda:80, hip:gfx942, ... (default: the current GPU)
-  Triton's compile options, named as Triton names them (num_warps is --num-warps):
-  --num-warps N  --num-stages N  --num-ctas N  --maxnreg N      (N a decimal integer)
-  --enable-fp-fusion  --launch-pdl  --launch-cooperative-grid  --debug
-                        switch an option on; --no-enable-fp-fusion etc. switch it off
-bundle create packs what this machine's index holds (every kernel, or those --kernel names,
-for the --target list) into OUT.trb; with --calls it first compiles each call of CALLS.json,
+SOURCE is a .py file or an importable module (package.module).)";
+
+constexpr const char* kCallsHelp = R"(With --calls, each call of CALLS.json is compiled for each --target first (all configs of
+an autotuned kernel), and exactly those are packed:
   [{"kernel": "kernels/add.py:add_kernel", "signature": "*fp32,*fp32,*fp32,4096,1024",
     "options": {"num_warps": 4}}, ...]
-for each target (all configs of an autotuned kernel), and packs exactly those. A relative
-SOURCE in CALLS.json is relative to the file's folder.
-)";
+A relative SOURCE in CALLS.json is relative to the file's folder. Without --calls, what this
+machine's index holds is packed: every kernel, or those --kernel names.)";
 
-[[noreturn]] void usage_error(const std::string& message) {
-  std::cerr << "tritonrt: " << message << "\n\n" << kUsage;
-  std::exit(2);
-}
+// A malformed command line: exit 2, the message on stderr.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+[[noreturn]] void usage_error(const std::string& message) { throw UsageError(message); }
 
 std::pair<std::string, std::string> split_kernel(const std::string& spec) {
   const auto colon = spec.rfind(':');
@@ -76,7 +71,34 @@ std::pair<std::string, std::string> split_kernel(const std::string& spec) {
   return {spec.substr(0, colon), spec.substr(colon + 1)};
 }
 
-int print_signature(const tritonrt::KernelSignature& sig) {
+const char* kind_name(tritonrt::Decorator::Kind kind) {
+  switch (kind) {
+    case tritonrt::Decorator::Kind::autotune: return "autotune";
+    case tritonrt::Decorator::Kind::heuristics: return "heuristics";
+    default: return "wrapper";
+  }
+}
+
+void print_signature(const tritonrt::KernelSignature& sig, bool json) {
+  if (json) {
+    nlohmann::json out = {{"kernel", sig.full_name}, {"file", sig.file}};
+    out["parameters"] = nlohmann::json::array();
+    for (const auto& p : sig.params) {
+      out["parameters"].push_back({{"name", p.name},
+                                   {"constexpr", p.is_constexpr},
+                                   {"annotation", p.annotation_type},
+                                   {"do_not_specialize", p.do_not_specialize},
+                                   {"do_not_specialize_on_alignment", p.do_not_specialize_on_alignment},
+                                   {"default", p.has_default ? nlohmann::json(p.default_repr) : nlohmann::json()},
+                                   {"set_by_decorator", p.set_by_decorator}});
+    }
+    out["decorators"] = nlohmann::json::array();
+    for (const auto& d : sig.decorators) {
+      out["decorators"].push_back({{"type", d.type}, {"kind", kind_name(d.kind)}, {"configs", d.configs}, {"names", d.names}});
+    }
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
   std::cout << "kernel      " << sig.full_name << "\nfile        " << sig.file << "\nparameters\n";
   for (std::size_t i = 0; i < sig.params.size(); ++i) {
     const auto& p = sig.params[i];
@@ -102,14 +124,11 @@ int print_signature(const tritonrt::KernelSignature& sig) {
     }
     std::cout << "\n";
   }
-  return 0;
 }
 
 // A compile option's value: a decimal integer in 0..INT_MAX, nothing else (no sign, no
 // octal, no empty string, nothing wrapped or cut).
-int int_option(const std::string& flag, const char* value) {
-  if (value == nullptr) usage_error(flag + " needs a value");
-  const std::string_view text(value);
+int int_option(const std::string& flag, std::string_view text) {
   int v = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), v, 10);
   if (text.empty() || text[0] == '-' || text[0] == '+' || error != std::errc() || end != text.data() + text.size()) {
@@ -134,7 +153,11 @@ int parse_option(const std::string& flag, const char* next, tritonrt::CompileOpt
       if (flag == "--" + option) { field = true; used = 1; }
       if (flag == "--no-" + option) { field = false; used = 1; }
     } else {
-      if (flag == "--" + option) { field = int_option(flag, next); used = 2; }
+      if (flag == "--" + option) {
+        if (next == nullptr) usage_error(flag + " needs a value");
+        field = int_option(flag, next);
+        used = 2;
+      }
     }
   };
 #define TRITONRT_CLI_OPTION(type, name) visit(#name, options.name);
@@ -143,13 +166,30 @@ int parse_option(const std::string& flag, const char* next, tritonrt::CompileOpt
   return used;
 }
 
-// The options of one call, --flag style, into `options`.
-void apply_options(const std::string& flag, const char* next, tritonrt::CompileOptions& options, int& i) {
-  if (const int used = parse_option(flag, next, options)) {
-    i += used - 1;
-    return;
-  }
-  usage_error("unknown or incomplete option '" + flag + "'");
+// Triton's compile options as flags of `command`: --num-warps N, ..., --launch-pdl and
+// --no-launch-pdl (the list in tritonrt/options.h), set into `options` as they are parsed.
+void add_compile_options(CLI::App& command, tritonrt::CompileOptions& options) {
+  auto visit = [&](const char* name, auto& field) {
+    using T = typename std::remove_reference_t<decltype(field)>::value_type;
+    std::string flag = std::string("--") + name;
+    for (char& c : flag) c = c == '_' ? '-' : c;
+    if constexpr (std::is_same_v<T, bool>) {
+      command.add_flag_callback(flag, [&field] { field = true; }, std::string("Triton's ") + name + " on")
+          ->group("Triton's compile options");
+      command.add_flag_callback("--no-" + flag.substr(2), [&field] { field = false; }, std::string("... or off"))
+          ->group("Triton's compile options");
+    } else {
+      command
+          .add_option_function<std::string>(
+              flag, [&field, flag](const std::string& value) { field = int_option(flag, value); },
+              std::string("Triton's ") + name + " (a decimal integer)")
+          ->type_name("N")
+          ->group("Triton's compile options");
+    }
+  };
+#define TRITONRT_CLI_OPTION(type, name) visit(#name, options.name);
+  TRITONRT_COMPILE_OPTIONS(TRITONRT_CLI_OPTION)
+#undef TRITONRT_CLI_OPTION
 }
 
 std::vector<tritonrt::Target> parse_targets(const std::string& list) {
@@ -165,9 +205,60 @@ std::vector<tritonrt::Target> parse_targets(const std::string& list) {
   }
 }
 
-int print_compile(const tritonrt::JitFunction& fn, const tritonrt::Artifact& artifact) {
+// Writes the artifact's binary and Triton's metadata into `dir`; returns their paths.
+std::vector<std::string> write_artifact(const tritonrt::Artifact& artifact, const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  const std::string stem = (dir / artifact.metadata.name).string();
+  const std::vector<std::pair<std::string, const std::string*>> files = {
+      {stem + "." + artifact.binary_kind, &artifact.binary}, {stem + ".json", &artifact.metadata.json}};
+  std::vector<std::string> written;
+  for (const auto& [path, bytes] : files) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(bytes->data(), static_cast<std::streamsize>(bytes->size()));
+    out.close();
+    if (!out) throw tritonrt::ArtifactError("tritonrt: cannot write " + path);
+    written.push_back(path);
+  }
+  return written;
+}
+
+void print_compile(const tritonrt::JitFunction& fn, const tritonrt::Artifact& artifact,
+                   const std::vector<std::string>& written, bool json) {
   const auto& m = artifact.metadata;
   const auto& sig = fn.signature();
+  if (json) {
+    nlohmann::json params = nlohmann::json::array();
+    for (std::size_t i = 0; i < sig.params.size(); ++i) {
+      const auto& p = artifact.specialization.params[i];
+      params.push_back({{"name", sig.params[i].name},
+                        {"type", p.type},
+                        {"value", p.type == "constexpr" ? nlohmann::json(p.value) : nlohmann::json()},
+                        {"divisible_by_16", p.key == tritonrt::ParamSpec::Key::divisible}});
+    }
+    const nlohmann::json out = {
+        {"kernel", sig.full_name},
+        {"target", m.target.str()},
+        {"warp_size", m.target.warp_size},
+        {"triton", m.triton_version},
+        {"specialization", artifact.specialization.repr()},
+        {"parameters", std::move(params)},
+        {"num_warps", m.num_warps},
+        {"num_stages", m.num_stages},
+        {"num_ctas", m.num_ctas},
+        {"shared", m.shared},
+        {"global_scratch", {{"size", m.global_scratch_size}, {"align", m.global_scratch_align}}},
+        {"profile_scratch", {{"size", m.profile_scratch_size}, {"align", m.profile_scratch_align}}},
+        {"launch_pdl", m.launch_pdl},
+        {"launch_cooperative_grid", m.launch_cooperative_grid},
+        {"binary_kind", artifact.binary_kind},
+        {"binary_bytes", artifact.binary.size()},
+        {"hash", m.hash},
+        {"stored_in", artifact.cache_dir},
+        {"written", written}};
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
   std::cout << "kernel          " << sig.full_name << "\n"
             << "target          " << m.target.str() << " (warp size " << m.target.warp_size << ")\n"
             << "triton          " << m.triton_version << "\n"
@@ -188,34 +279,16 @@ int print_compile(const tritonrt::JitFunction& fn, const tritonrt::Artifact& art
             << "binary          " << artifact.binary_kind << ", " << artifact.binary.size() << " bytes\n"
             << "hash            " << m.hash << "\n"
             << "stored in       " << artifact.cache_dir << "\n";
-  return 0;
+  for (const auto& path : written) std::cout << "written         " << path << "\n";
 }
 
-int command_kernel(const std::string& command, int argc, char** argv) {
-  if (argc < 3) usage_error(command + " needs SOURCE:KERNEL");
-  const auto [source, name] = split_kernel(argv[2]);
-  std::optional<std::string> signature;
-  std::optional<std::string> target_text;
-  tritonrt::CompileOptions options;
-  for (int i = 3; i < argc; ++i) {
-    const std::string opt = argv[i];
-    const char* next = i + 1 < argc ? argv[i + 1] : nullptr;
-    if (opt == "--signature" && next) { signature = next; ++i; }
-    else if (opt == "--target" && next) { target_text = next; ++i; }
-    else apply_options(opt, next, options, i);
-  }
-  auto& fn = tritonrt::JitFunction::get(source, name);
-  if (command == "signature") return print_signature(fn.signature());
-  if (!signature) usage_error("compile needs --signature");
-  std::deque<std::string> strings;
-  std::vector<tritonrt::Arg> args;
+std::vector<tritonrt::Arg> parse_call(const std::string& signature, std::deque<std::string>& strings,
+                                      const std::string& where) {
   try {
-    args = tritonrt::cli::parse_signature(*signature, strings);
+    return tritonrt::cli::parse_signature(signature, strings);
   } catch (const tritonrt::cli::SignatureError& e) {
-    usage_error(e.what());
+    usage_error(where + e.what());
   }
-  const tritonrt::Target target = target_text ? tritonrt::Target::parse(*target_text) : tritonrt::Target::current();
-  return print_compile(fn, *fn.compile_packed(target, options, args));
 }
 
 // One call of a --calls file.
@@ -297,47 +370,17 @@ void print_bundle(const tritonrt::BundleInfo& info, bool json) {
   }
 }
 
-int command_bundle(int argc, char** argv) {
-  if (argc < 4) usage_error("bundle needs 'create OUT.trb' or 'list FILE.trb'");
-  const std::string verb = argv[2];
-  const std::filesystem::path file = argv[3];
-  if (verb == "list") {
-    bool json = false;
-    for (int i = 4; i < argc; ++i) {
-      if (std::string_view(argv[i]) == "--json") json = true;
-      else usage_error("unknown option '" + std::string(argv[i]) + "' for bundle list");
-    }
-    print_bundle(tritonrt::read_bundle(file), json);
-    return 0;
-  }
-  if (verb != "create") usage_error("unknown bundle command '" + verb + "' (create or list)");
-  tritonrt::BundleFilter filter;
-  std::optional<std::filesystem::path> calls_file;
-  for (int i = 4; i < argc; ++i) {
-    const std::string opt = argv[i];
-    const char* next = i + 1 < argc ? argv[i + 1] : nullptr;
-    if (next == nullptr) usage_error("unknown or incomplete option '" + opt + "'");
-    if (opt == "--kernel") filter.kernels.push_back(next);
-    else if (opt == "--target") filter.targets = parse_targets(next);
-    else if (opt == "--hash") filter.hashes.push_back(next);
-    else if (opt == "--calls") calls_file = next;
-    else usage_error("unknown option '" + opt + "' for bundle create");
-    ++i;
-  }
-  if (calls_file) {
+// `bundle create`: with --calls, compiles each call for each target first.
+void create(const std::filesystem::path& file, tritonrt::BundleFilter filter, const std::string& calls_file) {
+  if (!calls_file.empty()) {
     if (filter.targets.empty()) usage_error("bundle create --calls needs --target");
     if (!filter.kernels.empty() || !filter.hashes.empty()) usage_error("--calls takes no --kernel or --hash");
-    const auto calls = read_calls(*calls_file);
+    const auto calls = read_calls(calls_file);
     const std::size_t total = calls.size() * filter.targets.size();
     std::size_t done = 0;
     for (const auto& call : calls) {
       std::deque<std::string> strings;
-      std::vector<tritonrt::Arg> args;
-      try {
-        args = tritonrt::cli::parse_signature(call.signature, strings);
-      } catch (const tritonrt::cli::SignatureError& e) {
-        usage_error(calls_file->string() + ", " + call.name + ": " + e.what());
-      }
+      const auto args = parse_call(call.signature, strings, calls_file + ", " + call.name + ": ");
       auto& fn = tritonrt::JitFunction::get(call.source, call.name);
       filter.kernels.push_back(call.source + ":" + call.name);
       const bool tuned = std::any_of(fn.signature().decorators.begin(), fn.signature().decorators.end(),
@@ -364,18 +407,124 @@ int command_bundle(int argc, char** argv) {
   const auto info = tritonrt::create_bundle(file, filter);
   for (const auto& line : info.skipped) std::cerr << "tritonrt: skipped " << line << "\n";
   print_bundle(info, false);
-  return 0;
+}
+
+// tritonrt, Triton (asked through Python), Python and the CUDA driver.
+std::string version_text() {
+  std::string text = std::string("tritonrt ") + TRITONRT_VERSION + "\n";
+  try {
+    text += "triton " + tritonrt::triton_version() + "\n";
+  } catch (const tritonrt::Error& e) {
+    text += std::string("triton unavailable (") + e.what() + ")\n";
+  }
+  text += "python " + tritonrt::python_version() + " (the compiler module's)\n";
+  int driver = 0;
+  if (void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) {
+    using GetVersion = int (*)(int*);
+    if (auto get = reinterpret_cast<GetVersion>(dlsym(cuda, "cuDriverGetVersion")); get == nullptr || get(&driver) != 0) {
+      driver = 0;
+    }
+  }
+  text += driver > 0 ? "cuda driver " + std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10)
+                     : std::string("cuda driver none");
+  return text;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) usage_error("missing command");
-  const std::string command = argv[1];
+  CLI::App app{"Inspect, compile and bundle @triton.jit kernels, as tritonrt runs them from C++.", "tritonrt"};
+  app.set_version_flag("--version", version_text, "Print the versions of tritonrt, Triton, Python and the CUDA driver");
+  app.require_subcommand(1);
+  app.footer(kSignatureHelp);
+
+  std::string kernel, signature, target_text, output, calls;
+  bool json = false;
+  tritonrt::CompileOptions options;
+  std::vector<std::string> kernels, targets, hashes;
+  std::string bundle_file;
+
+  auto* sig = app.add_subcommand("signature", "Show a kernel's parameters and decorators");
+  sig->add_option("kernel", kernel, "SOURCE:KERNEL")->required();
+  sig->add_flag("--json", json, "Print JSON");
+
+  auto* comp = app.add_subcommand("compile", "Compile one call and show what it compiled to");
+  comp->add_option("kernel", kernel, "SOURCE:KERNEL")->required();
+  comp->add_option("--signature", signature, "The call's arguments (ARGS below)")->required()->type_name("ARGS");
+  comp->add_option("--target", target_text, "cuda:90, cuda:80, hip:gfx942, ... (default: the current GPU)")
+      ->type_name("T");
+  comp->add_option("-o,--output", output, "Write the binary and Triton's metadata into DIR")->type_name("DIR");
+  comp->add_flag("--json", json, "Print JSON");
+  add_compile_options(*comp, options);
+
+  auto* bundle = app.add_subcommand("bundle", "Create or list bundles of compiled kernels");
+  bundle->require_subcommand(1);
+  auto* create_cmd = bundle->add_subcommand("create", "Pack compiled kernels into OUT.trb");
+  create_cmd->add_option("out", bundle_file, "OUT.trb")->required();
+  create_cmd->add_option("--kernel", kernels, "Only this kernel: SOURCE:KERNEL (or module:kernel, or KERNEL)")
+      ->type_name("SOURCE:KERNEL");
+  create_cmd->add_option("--target", targets, "Only these targets, comma-separated")->type_name("T,T...");
+  create_cmd->add_option("--hash", hashes, "Only artifacts of this Triton hash")->type_name("H");
+  create_cmd->add_option("--calls", calls, "Compile the calls of CALLS.json first, and pack those")
+      ->type_name("CALLS.json");
+  create_cmd->footer(kCallsHelp);
+  auto* list_cmd = bundle->add_subcommand("list", "Show what FILE.trb holds");
+  list_cmd->add_option("file", bundle_file, "FILE.trb")->required();
+  list_cmd->add_flag("--json", json, "Print JSON");
+
+  // A word where a command belongs must be one (CLI11 would only say one is missing).
+  const auto check_command = [&](int at, const CLI::App& parent) {
+    if (argc <= at || argv[at][0] == '-') return;
+    std::string known;
+    for (const auto* sub : parent.get_subcommands([](const CLI::App*) { return true; })) {
+      if (sub->get_name() == argv[at]) return;
+      known += (known.empty() ? "" : ", ") + sub->get_name();
+    }
+    usage_error("unknown command '" + std::string(argv[at]) + "' (" + known + ")");
+  };
   try {
-    if (command == "compile" || command == "signature") return command_kernel(command, argc, argv);
-    if (command == "bundle") return command_bundle(argc, argv);
-    usage_error("unknown command '" + command + "'");
+    check_command(1, app);
+    if (argc > 1 && std::string_view(argv[1]) == "bundle") check_command(2, *bundle);
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+      return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+      return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+      return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+      usage_error(e.what());
+    }
+    if (*sig || *comp) {
+      const auto [source, name] = split_kernel(kernel);
+      std::deque<std::string> strings;
+      const auto args = *comp ? parse_call(signature, strings, "") : std::vector<tritonrt::Arg>{};
+      auto& fn = tritonrt::JitFunction::get(source, name);
+      if (*sig) {
+        print_signature(fn.signature(), json);
+        return 0;
+      }
+      const tritonrt::Target target = target_text.empty() ? tritonrt::Target::current() : tritonrt::Target::parse(target_text);
+      const auto artifact = fn.compile_packed(target, options, args);
+      print_compile(fn, *artifact, output.empty() ? std::vector<std::string>{} : write_artifact(*artifact, output), json);
+      return 0;
+    }
+    if (*list_cmd) {
+      print_bundle(tritonrt::read_bundle(bundle_file), json);
+      return 0;
+    }
+    tritonrt::BundleFilter filter;
+    filter.kernels = kernels;
+    filter.hashes = hashes;
+    for (const auto& list : targets) {
+      for (auto& t : parse_targets(list)) filter.targets.push_back(std::move(t));
+    }
+    create(bundle_file, std::move(filter), calls);
+    return 0;
+  } catch (const UsageError& e) {
+    std::cerr << "tritonrt: " << e.what() << "\n(run 'tritonrt --help', or 'tritonrt COMMAND --help')\n";
+    return 2;
   } catch (const tritonrt::Error& e) {
     std::cerr << e.what() << "\n";
     return 1;

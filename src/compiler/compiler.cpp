@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "store/index.h"
 #include "store/triton_cache.h"
+#include "tritonrt/version.h"
 
 namespace tritonrt::detail {
 namespace {
@@ -305,3 +306,13 @@ GilReleased::~GilReleased() {
 }
 
 }  // namespace tritonrt::detail
+
+namespace tritonrt {
+
+std::string triton_version() {
+  return detail::parse_specialization_rules(detail::Compiler::get().specialization_rules()).triton_version;
+}
+
+std::string python_version() { return TRITONRT_PYTHON_VERSION; }
+
+}  // namespace tritonrt

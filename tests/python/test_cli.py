@@ -286,3 +286,55 @@ def test_triton_compile_error_is_carried_through(run):
     # Triton's own diagnostic: the offending source line and its reason.
     assert "tl.arange(0, 3)" in message
     assert "power of 2" in message
+
+
+# --- help, version, JSON and written files ----------------------------------------------------
+
+
+@pytest.mark.parametrize("command", [[], ["signature"], ["compile"], ["bundle"], ["bundle", "create"],
+                                     ["bundle", "list"]])
+def test_help_goes_to_stdout_and_exits_zero(run, command):
+    result = run(*command, "--help")
+    assert result.stderr == ""
+    assert result.stdout.startswith(("Inspect, compile and bundle", "Show", "Compile", "Create", "Pack"))
+    assert "Usage: tritonrt" in result.stdout
+    if command == ["compile"]:
+        assert "--num-warps N" in result.stdout and "--no-launch-pdl" in result.stdout
+        assert "*fp32:unaligned" in result.stdout  # the ARGS notes
+
+
+def test_version_names_tritonrt_triton_and_python(run):
+    out = run("--version").stdout
+    assert re.search(r"^tritonrt \d+\.\d+\.\d+$", out, re.M)
+    assert re.search(rf"^triton {re.escape(triton.__version__)}$", out, re.M)
+    assert re.search(rf"^python {sys.version_info.major}\.{sys.version_info.minor} ", out, re.M)
+    assert re.search(r"^cuda driver ", out, re.M)
+
+
+def test_signature_json_holds_what_the_text_shows(run):
+    text = parameters(run("signature", f"{SIGNATURES}:with_defaults").stdout)
+    data = json.loads(run("signature", f"{SIGNATURES}:with_defaults", "--json").stdout)
+    assert data["kernel"] == "signatures.with_defaults"
+    assert [p["name"] for p in data["parameters"]] == list(text)
+    for p in data["parameters"]:
+        assert p["constexpr"] == ("constexpr" in text[p["name"]])
+        assert (p["default"] is not None) == ("=" in text[p["name"]])
+
+
+def test_compile_json_and_written_files_match_the_report(run, tmp_path):
+    args = ["compile", f"{SIGNATURES}:plain", "--target", "cuda:90", "--signature", PLAIN_ARGS]
+    text = report(run(*args).stdout)
+    data = json.loads(run(*args, "--json", "-o", tmp_path).stdout)
+    assert data["hash"] == text["hash"]
+    assert data["specialization"] == text["specialization"]
+    assert data["target"] == "cuda:90" and data["num_warps"] == int(text["num_warps"].split()[0])
+    binary, metadata = (tmp_path / "plain.cubin"), (tmp_path / "plain.json")
+    assert data["written"] == [str(binary), str(metadata)]
+    assert binary.read_bytes()[:4] == b"\x7fELF" and len(binary.read_bytes()) == data["binary_bytes"]
+    assert json.loads(metadata.read_text())["hash"] == data["hash"]
+
+
+def test_tritons_own_pointer_spelling_is_an_aligned_pointer(run):
+    ours = report(run("compile", f"{SIGNATURES}:plain", "--target", "cuda:90", "--signature", PLAIN_ARGS).stdout)
+    tritons = PLAIN_ARGS.replace("*fp32,", "*fp32:16,", 1)
+    assert report(run("compile", f"{SIGNATURES}:plain", "--target", "cuda:90", "--signature", tritons).stdout) == ours
