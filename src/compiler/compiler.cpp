@@ -10,6 +10,7 @@
 #include "common/errors.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "common/trace.h"
 #include "store/index.h"
 #include "store/triton_cache.h"
 #include "tritonrt/version.h"
@@ -173,9 +174,16 @@ LoadedKernel load_kernel(std::string_view source, std::string_view name) {
                                    ") and Python is unavailable (" + without_prefix(e.what()) + ")");
   }
   // The installed Triton's rules, asked once per process.
-  static const std::string rules_json = compiler->specialization_rules();
+  static const std::string rules_json = [&] {
+    Traced traced("starting Python and importing Triton");
+    return compiler->specialization_rules();
+  }();
   static const auto rules = std::make_shared<const SpecializationRules>(parse_specialization_rules(rules_json));
-  const std::string description = compiler->describe_kernel(source, name);
+  std::string description;
+  {
+    Traced traced(error_message({name}, "importing '" + std::string(source) + "' through Python"));
+    description = compiler->describe_kernel(source, name);
+  }
   LoadedKernel kernel = parse_kernel_description(description);
   kernel.rules = rules;
   kernel.source = source;
@@ -228,8 +236,10 @@ Artifact compile(const LoadedKernel& kernel, const Target& target, const Compile
   } catch (const PythonError& e) {
     raise<PythonError>(site, held + ", and Python is unavailable to compile it (" + without_prefix(e.what()) + ")");
   }
+  Traced traced(error_message(site, "compiling for " + target.str()));
   for (int attempt = 0;; ++attempt) {
     CompiledFiles files = compiler->compile(kernel, target, options, params);
+    traced.note(files.from_cache ? "(Triton's cache had it)" : "(Triton compiled it)");
     Artifact artifact;
     const auto problem = make_artifact(files, target, artifact);
     if (!problem) {

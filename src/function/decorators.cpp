@@ -15,6 +15,7 @@
 #include "common/compile_options.h"
 #include "common/errors.h"
 #include "common/log.h"
+#include "common/trace.h"
 #include "function/jit_function_impl.h"
 #include "launch/benchmark.h"
 #include "launch/device_memory.h"
@@ -595,6 +596,7 @@ std::size_t JitFunction::Impl::run_tuning(std::size_t layer, const std::vector<A
     return stored->config;
   }
 
+  detail::Traced traced(detail::error_message(site, "tuning for key " + key_text(key)));
   const std::vector<std::size_t> candidates = this->candidates(layer, r);
   // Pruning left one config: Triton from 3.8 takes it without timing it (nor recording it).
   if (candidates.size() == 1 && !tuner.tune_lone_pruned) return candidates[0];

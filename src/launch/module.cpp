@@ -1,6 +1,7 @@
 #include "launch/module.h"
 
 #include "common/errors.h"
+#include "common/trace.h"
 #include "driver/driver.h"
 
 namespace tritonrt::detail {
@@ -27,7 +28,10 @@ LoadedFunction load_function(const DeviceContext& dc, std::shared_ptr<const Arti
   ScopedContext in(dc.context);
   LoadedFunction f;
   CUmodule module = nullptr;
-  TRITONRT_CU_CHECK(d, cuModuleLoadData(&module, artifact->binary.data()), "loading " + where);
+  {
+    Traced traced(error_message(site, "loading its module " + on_device));
+    TRITONRT_CU_CHECK(d, cuModuleLoadData(&module, artifact->binary.data()), "loading " + where);
+  }
   f.module = std::make_unique<ModuleHandle>(module);
   TRITONRT_CU_CHECK(d, cuModuleGetFunction(&f.function, module, m.name.c_str()), "finding " + where);
   int max_threads = 0;

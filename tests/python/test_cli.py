@@ -338,3 +338,22 @@ def test_tritons_own_pointer_spelling_is_an_aligned_pointer(run):
     ours = report(run("compile", f"{SIGNATURES}:plain", "--target", "cuda:90", "--signature", PLAIN_ARGS).stdout)
     tritons = PLAIN_ARGS.replace("*fp32,", "*fp32:16,", 1)
     assert report(run("compile", f"{SIGNATURES}:plain", "--target", "cuda:90", "--signature", tritons).stdout) == ours
+
+
+# --- profiler ranges and the log ------------------------------------------------------------------
+
+
+def test_compiles_show_as_nvtx_ranges_and_in_the_log_with_durations(run, tmp_path):
+    recorder = os.environ.get("TRITONRT_TEST_NVTX_RECORDER")
+    if not recorder:
+        pytest.skip("TRITONRT_TEST_NVTX_RECORDER is not set (ctest sets it to the recording NVTX injection library)")
+    ranges = tmp_path / "nvtx.log"
+    result = run("compile", f"{SIGNATURES}:plain", "--target", "cuda:90", "--signature", PLAIN_ARGS,
+                 env={"NVTX_INJECTION64_PATH": recorder, "TRITONRT_TEST_NVTX_LOG": str(ranges),
+                      "TRITONRT_LOG": "info", "TRITONRT_INDEX": "off"})
+    events = ranges.read_text().splitlines()
+    for name in ("starting Python and importing Triton", f"kernel 'plain': importing '{SIGNATURES}' through Python",
+                 "kernel 'plain': compiling for cuda:90"):
+        assert f"push tritonrt: {name}" in events
+        assert re.search(rf"^tritonrt: info: {re.escape(name)}: took \d+\.\d ms", result.stderr, re.M), result.stderr
+    assert events.count("pop") == sum(e.startswith("push ") for e in events)  # every range closed
