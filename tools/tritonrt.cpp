@@ -96,7 +96,7 @@ void print_signature(const tritonrt::KernelSignature& sig, bool json) {
     for (const auto& d : sig.decorators) {
       out["decorators"].push_back({{"type", d.type}, {"kind", kind_name(d.kind)}, {"configs", d.configs}, {"names", d.names}});
     }
-    std::cout << out.dump(2) << "\n";
+    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return;
   }
   std::cout << "kernel      " << sig.full_name << "\nfile        " << sig.file << "\nparameters\n";
@@ -256,7 +256,7 @@ void print_compile(const tritonrt::JitFunction& fn, const tritonrt::Artifact& ar
         {"hash", m.hash},
         {"stored_in", artifact.cache_dir},
         {"written", written}};
-    std::cout << out.dump(2) << "\n";
+    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return;
   }
   std::cout << "kernel          " << sig.full_name << "\n"
@@ -357,7 +357,7 @@ void print_bundle(const tritonrt::BundleInfo& info, bool json) {
                                 {"artifacts", k.artifacts}, {"choices", k.choices},
                                 {"heuristic_values", k.heuristic_values}, {"bytes", k.bytes}});
     }
-    std::cout << out.dump(2) << "\n";
+    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return;
   }
   std::cout << info.path.string() << ": " << info.kernels.size() << " kernels, " << info.bytes
@@ -527,6 +527,9 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const tritonrt::Error& e) {
     std::cerr << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {  // e.g. a file that cannot be written
+    std::cerr << "tritonrt: " << e.what() << "\n";
     return 1;
   }
 }

@@ -236,6 +236,16 @@ Artifact compile(const LoadedKernel& kernel, const Target& target, const Compile
   } catch (const PythonError& e) {
     raise<PythonError>(site, held + ", and Python is unavailable to compile it (" + without_prefix(e.what()) + ")");
   }
+  if (kernel.bundle != nullptr) {
+    // The call was specialized by the bundled Triton's rules: only the same Triton may
+    // compile what those rules made of it.
+    const std::string here = triton_version();
+    if (here != kernel.rules->triton_version) {
+      raise<ArtifactError>(site, held + "; Triton " + here + " here cannot compile it for the bundle's Triton " +
+                                     kernel.rules->triton_version + " (bundle it with this call, or load the kernel "
+                                     "without the bundle)");
+    }
+  }
   Traced traced(error_message(site, "compiling for " + target.str()));
   for (int attempt = 0;; ++attempt) {
     CompiledFiles files = compiler->compile(kernel, target, options, params);
@@ -320,7 +330,10 @@ GilReleased::~GilReleased() {
 namespace tritonrt {
 
 std::string triton_version() {
-  return detail::parse_specialization_rules(detail::Compiler::get().specialization_rules()).triton_version;
+  // Asked once: the Triton a process imported stays.
+  static const std::string version =
+      detail::parse_specialization_rules(detail::Compiler::get().specialization_rules()).triton_version;
+  return version;
 }
 
 std::string python_version() { return TRITONRT_PYTHON_VERSION; }

@@ -254,25 +254,40 @@ std::optional<std::string> stored_form(const detail::MemoEntry& entry) {
   }
   const auto value = stored_arg(entry.value, true);
   if (!value) return std::nullopt;
-  return nlohmann::json{{"reads", std::move(reads)}, {"value", *value}}.dump();
+  try {
+    return nlohmann::json{{"reads", std::move(reads)}, {"value", *value}}.dump();
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;  // a string that is not UTF-8: kept in this process only, not replaced by another
+  }
 }
 
-// `text` back as an Arg (strings kept in `strings`); throws on anything malformed.
-Arg arg_from(const nlohmann::json& j, std::deque<std::string>& strings) {
+// `j` back as an Arg (strings kept in `strings`); throws on anything malformed or out of
+// range (the index's checksums catch damage, not a file written to deceive). A pointer only
+// where `pointer_allowed` (what a dtype, shape or strides read found): its address is not kept.
+Arg arg_from(const nlohmann::json& j, std::deque<std::string>& strings, bool pointer_allowed) {
   Arg a;
   const int kind = j.at(0).get<int>();
   if (kind < 0 || kind > static_cast<int>(ArgKind::dtype)) throw std::out_of_range("kind");
   a.kind = static_cast<ArgKind>(kind);
+  if (a.kind == ArgKind::pointer && !pointer_allowed) throw std::out_of_range("a pointer");
   if (a.kind == ArgKind::string) {
     strings.push_back(j.at(1).get<std::string>());
     a.value.s = strings.back().data();
     a.size = strings.back().size();
-  } else {
+  } else if (a.kind != ArgKind::pointer) {
     a.value.u = j.at(1).get<std::uint64_t>();
   }
-  a.dtype = static_cast<DType>(j.at(2).get<int>());
-  a.stored = static_cast<ArgKind>(j.at(3).get<int>());
-  a.source = static_cast<ArgSource>(j.at(4).get<int>());
+  const int dtype = j.at(2).get<int>(), stored = j.at(3).get<int>(), source = j.at(4).get<int>();
+  if (dtype < 0 || dtype >= kDTypeCount) throw std::out_of_range("dtype");
+  a.dtype = static_cast<DType>(dtype);
+  const bool number = stored == static_cast<int>(ArgKind::boolean) || stored == static_cast<int>(ArgKind::sint) ||
+                      stored == static_cast<int>(ArgKind::uint) || stored == static_cast<int>(ArgKind::real);
+  if (a.kind == ArgKind::typed ? !number : stored != static_cast<int>(ArgKind::none)) throw std::out_of_range("stored");
+  a.stored = static_cast<ArgKind>(stored);
+  if (source != static_cast<int>(ArgSource::address) && source != static_cast<int>(ArgSource::tensor)) {
+    throw std::out_of_range("source");
+  }
+  a.source = static_cast<ArgSource>(source);
   return a;
 }
 
@@ -285,10 +300,12 @@ std::unique_ptr<detail::MemoEntry> from_stored_form(const std::string& text, std
       const auto param = r.at(0).get<std::size_t>();
       const int facet = r.at(1).get<int>();
       if (param >= params || facet < 0 || facet > static_cast<int>(Facet::device)) return nullptr;
-      entry->reads.push_back({param, static_cast<Facet>(facet), arg_from(r.at(2), entry->strings),
+      const bool pointer_allowed = facet == static_cast<int>(Facet::dtype) || facet == static_cast<int>(Facet::shape) ||
+                                   facet == static_cast<int>(Facet::strides);
+      entry->reads.push_back({param, static_cast<Facet>(facet), arg_from(r.at(2), entry->strings, pointer_allowed),
                               r.at(3).get<std::vector<std::int64_t>>()});
     }
-    entry->value = arg_from(j.at("value"), entry->strings);
+    entry->value = arg_from(j.at("value"), entry->strings, false);
   } catch (const std::exception&) {
     return nullptr;
   }

@@ -35,7 +35,8 @@ class MappedBundle {
  public:
   explicit MappedBundle(const std::filesystem::path& path) : path_(path) {
     const auto fail = [&](const std::string& why) { raise<ArtifactError>({}, "the bundle " + path.string() + " " + why); };
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: a FIFO given by mistake must not block the open (it is refused below).
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) fail("cannot be opened: " + std::error_code(errno, std::generic_category()).message());
     struct stat st {};
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -75,34 +76,42 @@ class MappedBundle {
   /// binary it names within the file.
   void complete(BundledKernel& kernel) const {
     if (kernel.complete) return;
-    const std::string_view entry = bytes(kernel.entry_offset, kernel.entry_size);
+    // Copied before it is checked, so that what is read is what was checked.
+    const std::string entry(bytes(kernel.entry_offset, kernel.entry_size));
     const auto fail = [&](const std::string& why) {
       raise<ArtifactError>({kernel.name}, "the bundle " + path_.string() + " is damaged: its entry for " +
                                               kernel.identity + " " + why);
     };
     if (sha256_hex(entry) != kernel.entry_sha256) fail("does not match its checksum");
+    BundledKernel read;  // filled whole, then moved in: a failure leaves `kernel` as it was
     try {
       const auto k = nlohmann::json::parse(entry);
-      kernel.description = k.at("description").get<std::string>();
-      kernel.rules = k.at("rules").get<std::string>();
-      for (const auto& f : k.at("files")) kernel.files.emplace_back(f.at(0).get<std::string>(), f.at(1).get<std::string>());
+      read.description = k.at("description").get<std::string>();
+      read.rules = k.at("rules").get<std::string>();
+      for (const auto& f : k.at("files")) read.files.emplace_back(f.at(0).get<std::string>(), f.at(1).get<std::string>());
       for (const auto& a : k.at("artifacts")) {
         BundledKernel::Binary binary{a.at("binary_kind").get<std::string>(), a.at("metadata").get<std::string>(),
                                      a.at("offset").get<std::size_t>(), a.at("size").get<std::size_t>(),
                                      a.at("sha256").get<std::string>()};
         if (!within(binary.offset, binary.size)) fail("names a binary past the file's end");
-        kernel.artifacts.emplace(a.at("key").get<std::string>(), std::move(binary));
+        read.artifacts.emplace(a.at("key").get<std::string>(), std::move(binary));
       }
       for (const auto& c : k.at("choices")) {
-        kernel.choices.emplace(c.at("key").get<std::string>(),
-                               std::make_pair(c.at("config").get<std::size_t>(), c.at("text").get<std::string>()));
+        read.choices.emplace(c.at("key").get<std::string>(),
+                             std::make_pair(c.at("config").get<std::size_t>(), c.at("text").get<std::string>()));
       }
       for (const auto& [key, entries] : k.at("heuristics").items()) {
-        kernel.heuristics.emplace(key, entries.get<std::vector<std::string>>());
+        read.heuristics.emplace(key, entries.get<std::vector<std::string>>());
       }
     } catch (const nlohmann::json::exception& e) {
       fail(std::string("does not read: ") + e.what());
     }
+    kernel.description = std::move(read.description);
+    kernel.rules = std::move(read.rules);
+    kernel.files = std::move(read.files);
+    kernel.artifacts = std::move(read.artifacts);
+    kernel.choices = std::move(read.choices);
+    kernel.heuristics = std::move(read.heuristics);
     kernel.complete = true;
   }
 
@@ -316,18 +325,19 @@ std::optional<Artifact> bundled_artifact(const BundledKernel& kernel, const std:
   const auto it = kernel.artifacts.find(key);
   if (it == kernel.artifacts.end()) return std::nullopt;
   const auto& binary = it->second;
-  const std::string_view bytes = kernel.bundle->bytes(binary.offset, binary.size);
   const auto fail = [&](const std::string& why) {
     raise<ArtifactError>({kernel.name}, "the bundle " + kernel.where() + " is damaged: its artifact for " + key + " " + why);
   };
-  if (sha256_hex(bytes) != binary.sha256) fail("does not match its checksum");
   Artifact artifact;
+  // Copied before it is checked: a bundle rewritten in place (rather than replaced by a
+  // rename) cannot slip unchecked bytes in between.
+  artifact.binary.assign(kernel.bundle->bytes(binary.offset, binary.size));
+  if (sha256_hex(artifact.binary) != binary.sha256) fail("does not match its checksum");
   try {
     artifact.metadata = KernelMetadata::parse(binary.metadata);
   } catch (const ArtifactError& e) {
     fail(std::string("has metadata tritonrt cannot use: ") + e.what());
   }
-  artifact.binary.assign(bytes);
   artifact.binary_kind = binary.binary_kind;
   artifact.cache_dir = kernel.where();
   if (const auto problem = artifact_problem(artifact, target)) fail("is not usable: " + *problem);
@@ -339,14 +349,18 @@ std::optional<Artifact> bundled_artifact(const BundledKernel& kernel, const std:
 namespace tritonrt {
 namespace {
 
+// A filter entry: KERNEL, module:KERNEL (by identity) or path.py:KERNEL (that file only).
 bool wanted_kernel(const BundleFilter& filter, const detail::IndexListing& listing) {
   if (filter.kernels.empty()) return true;
   const std::string identity = detail::bundle_identity(listing.source, listing.name);
   return std::any_of(filter.kernels.begin(), filter.kernels.end(), [&](const std::string& wanted) {
     const auto colon = wanted.rfind(':');
     if (colon == std::string::npos) return wanted == listing.name;
-    return detail::bundle_identity(std::string_view(wanted).substr(0, colon), std::string_view(wanted).substr(colon + 1)) ==
-           identity;
+    const std::string source = wanted.substr(0, colon), name = wanted.substr(colon + 1);
+    if (!source.ends_with(".py")) return detail::bundle_identity(source, name) == identity;
+    std::error_code ec, ec2;
+    return name == listing.name && std::filesystem::weakly_canonical(source, ec) ==
+                                       std::filesystem::weakly_canonical(listing.source, ec2);
   });
 }
 

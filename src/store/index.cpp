@@ -26,8 +26,8 @@ constexpr int kFormat = 1;
 
 // Variables of those prefixes that only say where Triton keeps or shows things: changing them
 // changes no compiled kernel.
-constexpr std::string_view kPlaceVariables[] = {"TRITON_CACHE_DIR",     "TRITON_HOME",
-                                                "TRITON_DUMP_DIR",      "TRITON_CACHE_MANAGER",
+// (Not TRITON_HOME: with TRITON_KERNEL_OVERRIDE it picks the folder of kernels compiled in.)
+constexpr std::string_view kPlaceVariables[] = {"TRITON_CACHE_DIR", "TRITON_DUMP_DIR", "TRITON_CACHE_MANAGER",
                                                 "TRITON_REMOTE_CACHE_BACKEND", "TRITON_PRINT_AUTOTUNING"};
 
 // The environment Triton's compile may read: every TRITON_, MLIR_ and LLVM_ variable but
@@ -226,11 +226,14 @@ void KernelIndex::remove_stale(const std::filesystem::path& kernel_dir, const st
   using namespace std::chrono_literals;
   const auto now = std::filesystem::file_time_type::clock::now();
   std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(kernel_dir, ec)) {
+  for (auto it = std::filesystem::directory_iterator(kernel_dir, ec); !ec && it != std::filesystem::directory_iterator();
+       it.increment(ec)) {
+    const auto& entry = *it;
     const auto& path = entry.path();
     const std::string file = path.filename().string();
-    const auto age = now - entry.last_write_time(ec);
-    if (ec) continue;
+    std::error_code local;  // one file's failure skips that file only
+    const auto age = now - entry.last_write_time(local);
+    if (local) continue;
     bool stale = false;
     if (file.find(".tmp-") != std::string::npos) {
       stale = age > 10min;  // a writer that died before renaming; a live one renames within seconds
@@ -245,7 +248,7 @@ void KernelIndex::remove_stale(const std::filesystem::path& kernel_dir, const st
       stale = found != nullptr && found->json.contains("key") && found->json["key"].is_string() &&
               !found->json["key"].get<std::string>().starts_with(fingerprint + "|");
     }
-    if (stale) std::filesystem::remove(path, ec);
+    if (stale) std::filesystem::remove(path, local);
   }
 }
 
@@ -333,8 +336,10 @@ std::vector<IndexListing> KernelIndex::list(std::vector<std::string>& skipped) c
   std::vector<IndexListing> out;
   std::error_code ec;
   std::vector<std::filesystem::path> kernels;
-  for (const auto& entry : std::filesystem::directory_iterator(dir_ / ("v" + std::to_string(kFormat)), ec)) {
-    if (entry.is_directory(ec)) kernels.push_back(entry.path());
+  // increment(ec), not ++: a folder removed meanwhile ends the listing, it does not throw.
+  for (auto it = std::filesystem::directory_iterator(dir_ / ("v" + std::to_string(kFormat)), ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    if (it->is_directory(ec)) kernels.push_back(it->path());
   }
   std::sort(kernels.begin(), kernels.end());  // the same index lists the same way every time
   for (const auto& kernel_dir : kernels) {
@@ -360,7 +365,10 @@ std::vector<IndexListing> KernelIndex::list(std::vector<std::string>& skipped) c
     listing.kernel = std::move(*kernel);
     const std::string prefix = listing.kernel.fingerprint + "|";
     std::vector<std::filesystem::path> files;
-    for (const auto& entry : std::filesystem::directory_iterator(kernel_dir, ec)) files.push_back(entry.path());
+    for (auto it = std::filesystem::directory_iterator(kernel_dir, ec); !ec && it != std::filesystem::directory_iterator();
+         it.increment(ec)) {
+      files.push_back(it->path());
+    }
     std::sort(files.begin(), files.end());
     for (const auto& path : files) {
       const auto extension = path.extension().string();

@@ -237,6 +237,28 @@ TEST(Bundle, DamageIsDetectedNeverUsed) {
   }
 }
 
+// Two files of one name hold kernels of one identity: a bundle of both would be ambiguous, so
+// it is refused, and a path picks one.
+TEST(Bundle, KernelsSharingAnIdentityArePickedByPath) {
+  for (const char* copy : {"one", "two"}) {
+    fs::create_directories(scratch->dir / copy);
+    fs::copy(kKernels / "signatures.py", scratch->dir / copy / "signatures.py");
+    compile_elsewhere((scratch->dir / copy / "signatures.py").string() + ":with_defaults", "*fp32,100");
+  }
+  const fs::path bundle = scratch->dir / "picked.trb";
+  const auto [both, both_out] = cli("bundle create '" + bundle.string() + "' --kernel with_defaults");
+  EXPECT_NE(both, 0) << both_out;
+  EXPECT_NE(both_out.find("cannot be bundled twice under one identity signatures:with_defaults"), std::string::npos)
+      << both_out;
+  const auto [one, one_out] =
+      cli("bundle create '" + bundle.string() + "' --kernel '" + (scratch->dir / "two" / "signatures.py").string() +
+          ":with_defaults'");
+  ASSERT_EQ(one, 0) << one_out;
+  const BundleInfo info = read_bundle(bundle);
+  ASSERT_EQ(info.kernels.size(), 1u);
+  EXPECT_EQ(info.kernels[0].source, (scratch->dir / "two" / "signatures.py").string());
+}
+
 TEST(Bundle, TheCliListsBundlesAndSaysWhatIsWrong) {
   const auto [listed, json] = cli("bundle list '" + deploy_bundle().string() + "' --json");
   ASSERT_EQ(listed, 0) << json;
