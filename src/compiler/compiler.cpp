@@ -1,11 +1,14 @@
 #include "compiler/compiler.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
+#include <sstream>
+#include <vector>
 
 #include "common/errors.h"
 #include "common/json.h"
@@ -66,14 +69,79 @@ void check_python_version(void* library, const std::string& which) {
   }
 }
 
+// What `program` says of itself: "<major.minor>\n<its shared libpython>\n<True if it finds
+// triton>", or why it could not be asked.
+std::optional<std::string> ask_python(const std::string& program, std::string& why) {
+  std::string quoted = "'";
+  for (const char c : program) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  quoted += "'";
+  const std::string command =
+      quoted + " -c 'import sys, os, sysconfig, importlib.util as u; "
+               "print(\"%d.%d\" % sys.version_info[:2]); "
+               "print(os.path.join(sysconfig.get_config_var(\"LIBDIR\") or \"\", "
+               "sysconfig.get_config_var(\"LDLIBRARY\") or \"\")); "
+               "print(u.find_spec(\"triton\") is not None)' 2>/dev/null";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) {
+    why = "it could not be run";
+    return std::nullopt;
+  }
+  std::string out;
+  char buffer[1024];
+  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) out += buffer;
+  if (pclose(pipe) != 0) {
+    why = "it did not run";
+    return std::nullopt;
+  }
+  return out;
+}
+
+// Whether `program` can be embedded; `why` says why not.
+std::optional<EmbeddedPython> usable_python(const std::string& program, std::string& why) {
+  const auto answer = ask_python(program, why);
+  if (!answer) return std::nullopt;
+  std::istringstream lines(*answer);
+  std::string version, library, has_triton;
+  std::getline(lines, version);
+  std::getline(lines, library);
+  std::getline(lines, has_triton);
+  std::error_code ec;
+  if (version != TRITONRT_PYTHON_VERSION) {
+    why = "it is Python " + version + ", the compiler module was built for " TRITONRT_PYTHON_VERSION;
+  } else if (!library.ends_with(".so") && library.find(".so.") == std::string::npos) {
+    why = "it has no shared libpython (" + library + ")";
+  } else if (!std::filesystem::exists(library, ec)) {
+    why = "its libpython " + library + " is not there";
+  } else if (has_triton != "True") {
+    why = "it cannot import triton";
+  } else {
+    return EmbeddedPython{program, library};
+  }
+  return std::nullopt;
+}
+
+// python3 on PATH, or "".
+std::string python_on_path() {
+  const char* path = std::getenv("PATH");
+  std::string_view rest = path != nullptr ? path : "";
+  while (!rest.empty()) {
+    const auto colon = rest.find(':');
+    const std::filesystem::path candidate = std::filesystem::path(rest.substr(0, colon)) / "python3";
+    rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(candidate, ec) && ::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return "";
+}
+
 Compiler* load_compiler() {
   if (dlsym(RTLD_DEFAULT, "Py_IsInitialized") != nullptr) {
     check_python_version(RTLD_DEFAULT, "this process's Python");
   } else {
-    // No Python in this process: bring in the one tritonrt was built against, globally, so
-    // the module's Python symbols bind to it.
-    const char* library = std::getenv("TRITONRT_LIBPYTHON");
-    if (library == nullptr || *library == '\0') library = TRITONRT_LIBPYTHON;
+    // No Python in this process: bring in the one to embed, globally, so the module's Python
+    // symbols bind to it.
+    const std::string chosen = embedded_python().library;
+    const char* library = chosen.c_str();
     void* handle = dlopen(library, RTLD_LAZY | RTLD_LOCAL);
     if (handle == nullptr) {
       const char* why = dlerror();
@@ -117,6 +185,44 @@ std::optional<std::string> make_artifact(CompiledFiles& files, const Target& tar
 }
 
 }  // namespace
+
+const EmbeddedPython& embedded_python() {
+  static std::mutex mutex;
+  static std::optional<EmbeddedPython> found;
+  std::lock_guard lock(mutex);
+  if (found) return *found;
+  const char* library = std::getenv("TRITONRT_LIBPYTHON");
+  const bool library_given = library != nullptr && *library != '\0';
+  std::vector<std::pair<std::string, std::string>> candidates;  // where from, program
+  if (const char* p = std::getenv("TRITONRT_PYTHON"); p && *p) {
+    candidates.emplace_back("TRITONRT_PYTHON", p);
+  } else {
+    if (const char* venv = std::getenv("VIRTUAL_ENV"); venv && *venv) {
+      candidates.emplace_back("VIRTUAL_ENV", (std::filesystem::path(venv) / "bin" / "python3").string());
+    }
+    if (const char* conda = std::getenv("CONDA_PREFIX"); conda && *conda) {
+      candidates.emplace_back("CONDA_PREFIX", (std::filesystem::path(conda) / "bin" / "python3").string());
+    }
+    if (const std::string on_path = python_on_path(); !on_path.empty()) candidates.emplace_back("PATH", on_path);
+    candidates.emplace_back("the build's", TRITONRT_BUILD_PYTHON);
+  }
+  std::string tried;
+  for (const auto& [from, program] : candidates) {
+    std::string why;
+    std::error_code ec;
+    if (!std::filesystem::exists(program, ec)) {
+      why = "it is not there";
+    } else if (auto usable = usable_python(program, why)) {
+      if (library_given) usable->library = library;
+      found = std::move(*usable);
+      log(LogLevel::debug, "embedding " + found->program + " (" + from + "), libpython " + found->library);
+      return *found;
+    }
+    tried += "\n  " + program + " (" + from + "): " + why;
+  }
+  raise<PythonError>({}, "compiling needs Python, and no usable one was found (set TRITONRT_PYTHON to a Python " +
+                             std::string(TRITONRT_PYTHON_VERSION) + " that has triton); tried:" + tried);
+}
 
 Compiler& Compiler::get() {
   // The module lives as long as the process. A failed load throws and is retried next time.

@@ -20,14 +20,8 @@ namespace {
 
 // The interpreter tritonrt starts should see the same packages as the Python it was built
 // against (a virtual environment's site-packages included): point its program name there.
-std::string python_program() {
-  if (const char* p = std::getenv("TRITONRT_PYTHON"); p && *p) return p;
-  if (const char* venv = std::getenv("VIRTUAL_ENV"); venv && *venv) {
-    const auto candidate = std::filesystem::path(venv) / "bin" / "python3";
-    if (std::filesystem::exists(candidate)) return candidate.string();
-  }
-  return TRITONRT_DEFAULT_PYTHON;
-}
+// The interpreter tritonrt starts, in a process without Python (found at run time).
+std::string python_program() { return embedded_python().program; }
 
 bool started_interpreter = false;  // tritonrt started the interpreter (no host Python)
 

@@ -65,3 +65,53 @@ def test_the_python_it_was_built_for_works(cli):
     result = run_with_libpython(cli, library)
     assert result.returncode == 0, result.stderr
     assert "kernel      signatures.plain" in result.stdout
+
+
+# --- which Python is embedded: found at run time ----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def python_without_triton(tmp_path_factory):
+    """A virtual environment of this Python version with nothing installed."""
+    venv = tmp_path_factory.mktemp("bare-venv")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    return venv
+
+
+def run_signature(cli, **env):
+    environment = {k: v for k, v in os.environ.items() if k not in ("TRITONRT_PYTHON", "VIRTUAL_ENV", "CONDA_PREFIX")}
+    environment.update(TRITONRT_INDEX="off", TRITONRT_LOG="debug", **env)
+    return subprocess.run([str(cli), "signature", f"{SIGNATURES}:plain"], capture_output=True, text=True,
+                          env=environment, timeout=300)
+
+
+def embedded(result):
+    match = re.search(r"embedding (\S+) \(([^)]+)\), libpython (\S+)", result.stderr)
+    assert match, result.stderr
+    return match.groups()
+
+
+def test_an_active_virtual_environment_is_embedded(cli):
+    result = run_signature(cli, VIRTUAL_ENV=sys.prefix)
+    assert result.returncode == 0, result.stderr
+    program, found_by, library = embedded(result)
+    assert (program, found_by) == (f"{sys.prefix}/bin/python3", "VIRTUAL_ENV")
+    assert Path(library).name.startswith(f"libpython{BUILT_FOR}")
+
+
+def test_a_python_that_cannot_import_triton_is_passed_over(cli, python_without_triton):
+    # An active environment without triton: the next candidate serves.
+    result = run_signature(cli, VIRTUAL_ENV=str(python_without_triton), CONDA_PREFIX=str(python_without_triton))
+    assert result.returncode == 0, result.stderr
+    program, _, _ = embedded(result)
+    assert not program.startswith(str(python_without_triton))
+
+
+def test_tritonrt_python_is_taken_or_refused_naming_why(cli, python_without_triton):
+    result = run_signature(cli, TRITONRT_PYTHON=str(python_without_triton / "bin" / "python3"))
+    assert result.returncode == 1
+    assert "no usable one was found" in result.stderr
+    assert f"{python_without_triton / 'bin' / 'python3'} (TRITONRT_PYTHON): it cannot import triton" in result.stderr
+    missing = run_signature(cli, TRITONRT_PYTHON="/nonexistent/python3")
+    assert missing.returncode == 1
+    assert "/nonexistent/python3 (TRITONRT_PYTHON): it is not there" in missing.stderr
