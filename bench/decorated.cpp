@@ -77,28 +77,27 @@ int run(const std::string& output) {
         if (which == 2) heuristic(config, xp, outp, kN, 2.0f);
       }
       const auto stop = std::chrono::steady_clock::now();
-      if (rep >= kWarmupReps) samples[which].push_back(std::chrono::duration<double, std::micro>(stop - start).count() / kPerRep);
+      if (rep >= kWarmupReps)
+        samples[which].push_back(std::chrono::duration<double, std::micro>(stop - start).count() / kPerRep);
     }
   }
   CHECK_CU(cuStreamSynchronize(stream));
   std::vector<std::pair<std::string, Stats>> rows = {{"tritonrt, constexprs passed", summarize(samples[0])},
                                                      {"tritonrt, @triton.autotune (hit)", summarize(samples[1])},
                                                      {"tritonrt, @triton.heuristics (hit)", summarize(samples[2])}};
-  nlohmann::json info = {{"device", device_name(device)},
-                         {"driver_version", driver_version()},
-                         {"timestamp", utc_timestamp()},
-                         {"repetitions", kReps},
-                         {"calls_per_repetition", kPerRep},
-                         {"statistic", "median over repetitions of host microseconds per call"}};
+  nlohmann::json info = {
+      {"device", device_name(device)},   {"driver_version", driver_version()},
+      {"timestamp", utc_timestamp()},    {"repetitions", kReps},
+      {"calls_per_repetition", kPerRep}, {"statistic", "median over repetitions of host microseconds per call"}};
   {
     std::printf("measuring Triton's Python calls...\n");
     py::gil_scoped_acquire gil;
     try {
       py::dict side = triton_side();
       py::object module = py::module_::import("_tritonrt_bridge").attr("_import")(kKernels);
-      const auto times = side["measure_decorated"](module, reinterpret_cast<std::uintptr_t>(stream), kN, stages, kReps,
-                                                   kPerRep)
-                             .cast<std::map<std::string, std::vector<double>>>();
+      const auto times =
+          side["measure_decorated"](module, reinterpret_cast<std::uintptr_t>(stream), kN, stages, kReps, kPerRep)
+              .cast<std::map<std::string, std::vector<double>>>();
       rows.push_back({"Triton, constexprs passed", summarize(times.at("explicit"))});
       rows.push_back({"Triton, @triton.autotune", summarize(times.at("autotuned"))});
       rows.push_back({"Triton, @triton.heuristics", summarize(times.at("heuristics"))});
@@ -114,7 +113,10 @@ int run(const std::string& output) {
   nlohmann::json results = nlohmann::json::array();
   for (const auto& [name, s] : rows) {
     std::printf("%-38s %12.3f %10.3f %10.3f %22.3f\n", name.c_str(), s.median, s.p10, s.p90, s.median / base);
-    results.push_back({{"call", name}, {"median_us", s.median}, {"p10_us", s.p10}, {"p90_us", s.p90},
+    results.push_back({{"call", name},
+                       {"median_us", s.median},
+                       {"p10_us", s.p10},
+                       {"p90_us", s.p90},
                        {"ratio_to_tritonrt_constexprs", s.median / base}});
   }
   info["results"] = results;

@@ -36,9 +36,9 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-constexpr int kSamples = 7;          // fresh processes per mode
-constexpr int kManyKernels = 1000;   // kernels in the large bundle
-constexpr long long kN = 1 << 20;    // elements the kernel scales
+constexpr int kSamples = 7;         // fresh processes per mode
+constexpr int kManyKernels = 1000;  // kernels in the large bundle
+constexpr long long kN = 1 << 20;   // elements the kernel scales
 constexpr int kBlock = 1024;
 const Clock::time_point kStart = Clock::now();  // as main() is entered (static initialization)
 
@@ -102,10 +102,10 @@ int child_launch(const std::string& source) {
   (void)d.cuMemFree(x);
   (void)d.cuMemFree(out);
   std::printf("%s\n", nlohmann::json{{"context_ms", context_ms},
-                                      {"get_ms", get_ms},
-                                      {"launch_ms", launch_ms},
-                                      {"total_ms", total_ms},
-                                      {"python_loaded", dlsym(RTLD_DEFAULT, "Py_IsInitialized") != nullptr}}
+                                     {"get_ms", get_ms},
+                                     {"launch_ms", launch_ms},
+                                     {"total_ms", total_ms},
+                                     {"python_loaded", dlsym(RTLD_DEFAULT, "Py_IsInitialized") != nullptr}}
                           .dump()
                           .c_str());
   return 0;
@@ -139,7 +139,8 @@ int child_make_many(const fs::path& index_dir, const fs::path& sources, const fs
     std::ofstream(source) << text << "\n# copy " << i << "\n";
     const std::string fingerprint =
         many->put_kernel(source, "scale", {scale->kernel.description, scale->kernel.rules, "", {}}, {source});
-    for (const auto& [key, artifact] : scale->artifacts) many->put_artifact(source, "scale", fingerprint + "|" + key, artifact);
+    for (const auto& [key, artifact] : scale->artifacts)
+      many->put_artifact(source, "scale", fingerprint + "|" + key, artifact);
   }
   create_bundle(bundle);
   return 0;
@@ -153,10 +154,11 @@ int child_load_many(const fs::path& bundle) {
   const auto get_start = Clock::now();
   JitFunction::get("/nonexistent/k0500.py", "scale");
   const double get_ms = ms_since(get_start);
-  std::printf("%s\n", nlohmann::json{{"load_ms", load_ms}, {"get_ms", get_ms}, {"kernels", info.kernels.size()},
-                                      {"bytes", info.bytes}}
-                          .dump()
-                          .c_str());
+  std::printf(
+      "%s\n",
+      nlohmann::json{{"load_ms", load_ms}, {"get_ms", get_ms}, {"kernels", info.kernels.size()}, {"bytes", info.bytes}}
+          .dump()
+          .c_str());
   return 0;
 }
 
@@ -196,8 +198,11 @@ int run(const std::string& output) {
       {"python", "(d) Python kernel[grid]",
        common + "'" + python + "' '" + kBenchDir + "/first_launch.py' '" + kKernels + "'"},
   };
-  nlohmann::json results = {{"device", device_name(0)}, {"driver", driver_version()}, {"timestamp", utc_timestamp()},
-                            {"samples", kSamples}, {"modes", nlohmann::json::object()}};
+  nlohmann::json results = {{"device", device_name(0)},
+                            {"driver", driver_version()},
+                            {"timestamp", utc_timestamp()},
+                            {"samples", kSamples},
+                            {"modes", nlohmann::json::object()}};
   std::map<std::string, std::map<std::string, Stats>> table;
   for (const auto& mode : modes) {
     std::map<std::string, std::vector<double>> samples;
@@ -232,7 +237,8 @@ int run(const std::string& output) {
                             {"load_ms", summarize(load).median},
                             {"first_get_ms", summarize(get).median}};
 
-  std::printf("\nfirst launch in a fresh process on %s, ms, median of %d processes\n", device_name(0).c_str(), kSamples);
+  std::printf("\nfirst launch in a fresh process on %s, ms, median of %d processes\n", device_name(0).c_str(),
+              kSamples);
   std::printf("%-30s %9s %9s %9s %11s %11s %9s\n", "", "context", "get", "launch", "get+launch", "main->done",
               "process");
   for (const auto& mode : modes) {

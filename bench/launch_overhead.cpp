@@ -185,7 +185,8 @@ int run(const std::string& output) {
     const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < kPerRep; ++i) CHECK_CU(cuStreamGetCtx(stream, &found));
     const auto stop = std::chrono::steady_clock::now();
-    if (rep >= kWarmupReps) query_samples.push_back(std::chrono::duration<double, std::micro>(stop - start).count() / kPerRep);
+    if (rep >= kWarmupReps)
+      query_samples.push_back(std::chrono::duration<double, std::micro>(stop - start).count() / kPerRep);
   }
   const Stats query = summarize(query_samples);
 

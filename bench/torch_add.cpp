@@ -52,7 +52,8 @@ Stats stats(std::vector<double> times) {
 }
 
 // Per-call microseconds of each variant, repetitions interleaved so that drift affects all alike.
-std::map<std::string, std::vector<double>> measure(const std::vector<std::pair<std::string, std::function<void()>>>& variants) {
+std::map<std::string, std::vector<double>> measure(
+    const std::vector<std::pair<std::string, std::function<void()>>>& variants) {
   std::map<std::string, std::vector<double>> times;
   const auto stream = c10::cuda::getCurrentCUDAStream();
   for (int rep = 0; rep < kWarmupReps + kReps; ++rep) {
@@ -113,8 +114,7 @@ int run(const std::string& results_path) {
                         {"cpp_at_add", [&] { at::add(x, y); }},
                         {"cpp_tritonrt_op_boxed", boxed(op_handle)},
                         {"cpp_at_add_boxed", boxed(aten_handle)},
-                        {"cpp_tritonrt_launch",
-                         [&] {
+                        {"cpp_tritonrt_launch", [&] {
                            tritonrt::torch::launch(kernel, {.grid = {1}}, x, y, out, alpha, int64_t{kElements}, 1024,
                                                    tritonrt::DType::fp32);
                          }}});
@@ -126,22 +126,24 @@ int run(const std::string& results_path) {
     return at::detail::empty_generic({kElements}, at::cuda::getCUDADeviceAllocator(),
                                      c10::DispatchKeySet(c10::DispatchKey::CUDA), at::kFloat, std::nullopt);
   };
-  const auto pieces = measure(
-      {{"op_body", [&] { op.redispatch(c10::DispatchKeySet(c10::DispatchKey::CUDA), x, y, 1); }},
-       {"core_launch",
-        [&] {
-          kernel({.grid = {1}, .stream = stream.stream()}, x, y, out, alpha, int64_t{kElements}, 1024,
-                 tritonrt::DType::fp32);
-        }},
-       {"new_tensor_and_launch",
-        [&] {
-          const at::Tensor o = new_output();
-          kernel({.grid = {1}, .stream = stream.stream()}, x, y, o, alpha, int64_t{kElements}, 1024, tritonrt::DType::fp32);
-        }},
-       {"new_tensor", [&] { (void)new_output(); }},
-       {"device_scope", [&] { const tritonrt::torch::DeviceScope scope(x.get_device()); }},
-       {"current_stream", [&] { (void)c10::cuda::getCurrentCUDAStream(x.get_device()); }},
-       {"tensor_checks", [&] { tritonrt::torch::TensorChecks("add").required(x, "x").required(y, "y").required(out, "out"); }}});
+  const auto pieces =
+      measure({{"op_body", [&] { op.redispatch(c10::DispatchKeySet(c10::DispatchKey::CUDA), x, y, 1); }},
+               {"core_launch",
+                [&] {
+                  kernel({.grid = {1}, .stream = stream.stream()}, x, y, out, alpha, int64_t{kElements}, 1024,
+                         tritonrt::DType::fp32);
+                }},
+               {"new_tensor_and_launch",
+                [&] {
+                  const at::Tensor o = new_output();
+                  kernel({.grid = {1}, .stream = stream.stream()}, x, y, o, alpha, int64_t{kElements}, 1024,
+                         tritonrt::DType::fp32);
+                }},
+               {"new_tensor", [&] { (void)new_output(); }},
+               {"device_scope", [&] { const tritonrt::torch::DeviceScope scope(x.get_device()); }},
+               {"current_stream", [&] { (void)c10::cuda::getCurrentCUDAStream(x.get_device()); }},
+               {"tensor_checks",
+                [&] { tritonrt::torch::TensorChecks("add").required(x, "x").required(y, "y").required(out, "out"); }}});
 
   // The Python side, in a Python process of its own as users run it.
   const std::filesystem::path python_results =

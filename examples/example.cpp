@@ -16,8 +16,8 @@
 
 namespace {
 
-using tritonrt::DType;
 using tritonrt::DevicePtr;
+using tritonrt::DType;
 
 void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw tritonrt::Error(std::string(what) + ": " + cudaGetErrorString(e));
@@ -96,8 +96,7 @@ int launch_and_check(const char* kernels) {
   }
   std::printf("\n%-16s %-10s %-6s %-8s %-10s %s\n", "kernel", "target", "warps", "shared", "binary", "specialization");
   report(*add.artifact_for(add_cfg, px, py, pout, n, 1024));
-  report(*softmax.artifact_for(sm_cfg, psm, pm, cols, cols, cols,
-                               1024));
+  report(*softmax.artifact_for(sm_cfg, psm, pm, cols, cols, cols, 1024));
   std::printf("\nadd:     %d elements, %zu mismatches (exact fp32 expected)\n", n, add_bad);
   std::printf("softmax: %dx%d, max relative error %.2e (limit 1e-5)\n", rows, cols, sm_err);
   for (float* p : {px, py, pout, pm, psm}) cudaFree(p);

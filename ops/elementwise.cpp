@@ -23,13 +23,26 @@ void check_alpha(ScalarType result, const c10::Scalar& alpha, const char* op) {
     fail(op, "for integral input tensors, argument alpha must not be a floating point number");
   }
   switch (result) {
-    case ScalarType::Char: (void)alpha.toChar(); break;
-    case ScalarType::Short: (void)alpha.toShort(); break;
-    case ScalarType::Int: (void)alpha.toInt(); break;
-    case ScalarType::Byte: (void)alpha.toByte(); break;
-    case ScalarType::UInt16: (void)alpha.toUInt16(); break;
-    case ScalarType::UInt32: (void)alpha.toUInt32(); break;
-    case ScalarType::Double: break;
+    case ScalarType::Char:
+      (void)alpha.toChar();
+      break;
+    case ScalarType::Short:
+      (void)alpha.toShort();
+      break;
+    case ScalarType::Int:
+      (void)alpha.toInt();
+      break;
+    case ScalarType::Byte:
+      (void)alpha.toByte();
+      break;
+    case ScalarType::UInt16:
+      (void)alpha.toUInt16();
+      break;
+    case ScalarType::UInt32:
+      (void)alpha.toUInt32();
+      break;
+    case ScalarType::Double:
+      break;
     default:
       if (c10::isFloatingType(result)) (void)alpha.toFloat();
       break;
@@ -110,13 +123,13 @@ at::Tensor binary_cuda(const char* op, const A& a_arg, const char* a_name, const
   }
   static JitFunction& strided = kernel(kElementwise, "add_strided_kernel");
   const auto& size = layout.sizes;
-  torch::launch(scope, strided, {.grid = grid}, a_arg, b, out, alpha_value, n, size[1], size[2], size[3], sa[0], sa[1], sa[2],
-                sa[3], sb[0], sb[1], sb[2], sb[3], kElementwiseBlock, compute);
+  torch::launch(scope, strided, {.grid = grid}, a_arg, b, out, alpha_value, n, size[1], size[2], size[3], sa[0], sa[1],
+                sa[2], sa[3], sb[0], sb[1], sb[2], sb[3], kElementwiseBlock, compute);
   return out;
 }
 
-at::Tensor binary_meta(const char* op, const at::Tensor* a, const char* a_name, const at::Tensor& b,
-                       const char* b_name, const c10::Scalar& alpha) {
+at::Tensor binary_meta(const char* op, const at::Tensor* a, const char* a_name, const at::Tensor& b, const char* b_name,
+                       const c10::Scalar& alpha) {
   const ScalarType result = binary_result(a, a_name, b, b_name, alpha, op);
   if (a == nullptr) return new_meta_tensor(b.sym_sizes(), result);
   return new_meta_tensor(at::infer_size_symdimvector(a->sym_sizes(), b.sym_sizes()), result);

@@ -16,8 +16,8 @@ constexpr std::int64_t kLayerNormMaxBlock = 4096;
 
 // aten's layer_norm checks: the trailing dims of input are normalized_shape, and weight and
 // bias (when given) have that shape. Sizes may be symbolic (Meta).
-void check_layer_norm(const at::Tensor& input, at::IntArrayRef normalized_shape, const std::optional<at::Tensor>& weight,
-                      const std::optional<at::Tensor>& bias) {
+void check_layer_norm(const at::Tensor& input, at::IntArrayRef normalized_shape,
+                      const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& bias) {
   const char* op = op_names::layer_norm;
   check_float(input, op, "input");
   if (normalized_shape.empty()) fail(op, "normalized_shape must have at least one element, got []");
@@ -52,8 +52,7 @@ std::optional<at::Tensor> contiguous(const std::optional<at::Tensor>& t) {
 }  // namespace
 
 at::Tensor layer_norm_cuda(const at::Tensor& input, at::IntArrayRef normalized_shape,
-                           const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& bias,
-                           double eps) {
+                           const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& bias, double eps) {
   TensorChecks checks(op_names::layer_norm);
   checks.required(input, "input").optional(weight, "weight").optional(bias, "bias");
   check_layer_norm(input, normalized_shape, weight, bias);

@@ -90,7 +90,7 @@ inline constexpr std::int64_t kReductionTile = 2048;  ///< elements one program 
 /// A tensor seen as (outer, R, inner) around the reduced dim, in the reduction kernels'
 /// terms: output row j = outer_index * inner + inner_index, element r along R.
 struct Reduction {
-  std::int64_t rows = 0;  ///< outer * inner
+  std::int64_t rows = 0;    ///< outer * inner
   std::int64_t length = 1;  ///< R
   std::int64_t inner = 1;
   std::int64_t stride_outer = 0, stride_r = 0, stride_inner = 0;

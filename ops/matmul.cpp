@@ -46,9 +46,9 @@ at::Tensor matmul_cuda(const at::Tensor& a, const at::Tensor& b) {
   at::Tensor out = new_cuda_tensor(scope, {m, n}, a.scalar_type());
   if (out.numel() == 0) return out;  // k == 0 still launches: the kernel writes zeros
   static JitFunction& kern = kernel(kMatmul, "matmul_kernel");
-  torch::launch(scope, kern, {.grid = {cdiv(m, kTileM) * cdiv(n, kTileN)}, .options = kMatmulOptions}, a, b, out, m, n, k,
-                a.stride(0), a.stride(1), b.stride(0), b.stride(1), out.stride(0), out.stride(1), kTileM, kTileN, kTileK,
-                kGroupM);
+  torch::launch(scope, kern, {.grid = {cdiv(m, kTileM) * cdiv(n, kTileN)}, .options = kMatmulOptions}, a, b, out, m, n,
+                k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), out.stride(0), out.stride(1), kTileM, kTileN,
+                kTileK, kGroupM);
   return out;
 }
 

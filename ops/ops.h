@@ -19,13 +19,14 @@
 
 /// The operators, once each: name and schema. Each NAME has NAME_cuda and NAME_meta below;
 /// registration.cpp registers every entry for CUDA, Meta, Autograd and CPU from this list.
-#define TRITONRT_OPS(X)                                                                              \
-  X(add, "add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")                              \
-  X(sum, "sum(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor")       \
-  X(softmax, "softmax(Tensor self, int dim=-1) -> Tensor")                                           \
-  X(axpy, "axpy(Tensor x, Tensor? y=None, Scalar? alpha=None) -> Tensor")                            \
-  X(layer_norm, "layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, "             \
-                "Tensor? bias=None, float eps=1e-05) -> Tensor")                                     \
+#define TRITONRT_OPS(X)                                                                        \
+  X(add, "add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")                        \
+  X(sum, "sum(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor") \
+  X(softmax, "softmax(Tensor self, int dim=-1) -> Tensor")                                     \
+  X(axpy, "axpy(Tensor x, Tensor? y=None, Scalar? alpha=None) -> Tensor")                      \
+  X(layer_norm,                                                                                \
+    "layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, "                   \
+    "Tensor? bias=None, float eps=1e-05) -> Tensor")                                           \
   X(matmul, "matmul(Tensor a, Tensor b) -> Tensor")
 
 namespace tritonrt::ops {

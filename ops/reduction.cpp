@@ -25,9 +25,9 @@ c10::MaybeOwned<at::Tensor> reduction_input(const at::Tensor& t, std::int64_t di
 ScalarType sum_result(const at::Tensor& self, std::optional<ScalarType> dtype) {
   const char* op = op_names::sum;
   check_input(self.scalar_type(), op, "self");
-  const ScalarType result = dtype ? *dtype
+  const ScalarType result = dtype                                           ? *dtype
                             : c10::isIntegralType(self.scalar_type(), true) ? ScalarType::Long
-                                                                             : self.scalar_type();
+                                                                            : self.scalar_type();
   check_result(result, op);
   return result;
 }
@@ -53,8 +53,8 @@ at::Tensor sum_cuda(const at::Tensor& self, std::int64_t dim, bool keepdim, std:
   const ScalarType result = sum_result(self, dtype);
   dim = c10::maybe_wrap_dim(dim, self.dim());
   const torch::DeviceScope scope(checks.device());
-  at::Tensor out = new_cuda_tensor(scope, reduced_shape<at::IntArrayRef, c10::DimVector>(self.sizes(), dim, keepdim),
-                                   result);
+  at::Tensor out =
+      new_cuda_tensor(scope, reduced_shape<at::IntArrayRef, c10::DimVector>(self.sizes(), dim, keepdim), result);
   if (out.numel() == 0) return out;
   Reduction plan;
   const auto input = reduction_input(self, dim, plan);

@@ -72,15 +72,16 @@ struct NoDerivative;
 template <const char* Name, auto Cuda, class... Args>
 struct NoDerivative<Name, Cuda, at::Tensor (*)(Args...)> {
   static at::Tensor call(c10::DispatchKeySet keys, Args... args) {
-    TORCH_CHECK_NOT_IMPLEMENTED(!(has_forward_grad(args) || ...),
-                                Name, ": forward-mode AD is not implemented (an input is a dual tensor)");
+    TORCH_CHECK_NOT_IMPLEMENTED(!(has_forward_grad(args) || ...), Name,
+                                ": forward-mode AD is not implemented (an input is a dual tensor)");
     const c10::DispatchKeySet below = keys & c10::after_autograd_keyset;
     const bool grad = at::GradMode::is_enabled() && (needs_grad(args) || ...);
     at::Tensor out;
     {
       const at::AutoDispatchBelowADInplaceOrView below_autograd;
       if (!grad && below.highestPriorityTypeId() == c10::DispatchKey::CUDA) return Cuda(args...);
-      static const auto op = c10::Dispatcher::singleton().findSchemaOrThrow(Name, "").template typed<at::Tensor(Args...)>();
+      static const auto op =
+          c10::Dispatcher::singleton().findSchemaOrThrow(Name, "").template typed<at::Tensor(Args...)>();
       out = op.redispatch(below, args...);
     }
     if (!grad) return out;

@@ -18,8 +18,9 @@ std::string find_kernels() {
   if (const char* dir = std::getenv("TRITONRT_OPS_KERNELS"); dir != nullptr && *dir != '\0') return dir;
   Dl_info info{};
   if (dladdr(reinterpret_cast<const void*>(&find_kernels), &info) == 0 || info.dli_fname == nullptr) {
-    throw SourceError("tritonrt ops: cannot find the path of the ops library to locate its kernels; "
-                      "set TRITONRT_OPS_KERNELS to the kernel directory");
+    throw SourceError(
+        "tritonrt ops: cannot find the path of the ops library to locate its kernels; "
+        "set TRITONRT_OPS_KERNELS to the kernel directory");
   }
   const auto library_dir = std::filesystem::absolute(info.dli_fname).parent_path();
   std::string tried;
@@ -89,8 +90,8 @@ DType compute_dtype(c10::ScalarType t) {
 // initialized first, as at::empty does; it serves the current device, the scope's.
 at::Tensor new_cuda_tensor(const torch::DeviceScope&, at::IntArrayRef sizes, c10::ScalarType dtype) {
   at::globalContext().lazyInitDevice(c10::DeviceType::CUDA);
-  return at::detail::empty_generic(sizes, at::cuda::getCUDADeviceAllocator(), c10::DispatchKeySet(c10::DispatchKey::CUDA),
-                                   dtype, std::nullopt);
+  return at::detail::empty_generic(sizes, at::cuda::getCUDADeviceAllocator(),
+                                   c10::DispatchKeySet(c10::DispatchKey::CUDA), dtype, std::nullopt);
 }
 
 at::Tensor new_meta_tensor(c10::SymIntArrayRef sizes, c10::ScalarType dtype) {

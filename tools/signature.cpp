@@ -63,8 +63,9 @@ std::optional<Arg> parse_int(std::string_view token) {
     const char c = t[i];
     if (c == '_' && i > 0 && i + 1 < t.size() && t[i - 1] != '_') continue;
     const int value = std::isdigit(static_cast<unsigned char>(c)) ? c - '0'
-                      : std::isalpha(static_cast<unsigned char>(c)) ? std::tolower(static_cast<unsigned char>(c)) - 'a' + 10
-                                                                     : 99;
+                      : std::isalpha(static_cast<unsigned char>(c))
+                          ? std::tolower(static_cast<unsigned char>(c)) - 'a' + 10
+                          : 99;
     if (value >= base) return std::nullopt;
     digits += c;
   }
@@ -113,7 +114,8 @@ std::optional<Arg> parse_float(std::string_view token) {
   } else {
     if (t.starts_with('-') || t.starts_with('+')) return std::nullopt;  // one sign, as float() reads
     for (const char c : t) {
-      if (!std::isdigit(static_cast<unsigned char>(c)) && c != '.' && c != 'e' && c != '-' && c != '+') return std::nullopt;
+      if (!std::isdigit(static_cast<unsigned char>(c)) && c != '.' && c != 'e' && c != '-' && c != '+')
+        return std::nullopt;
     }
     // strtod reads as Python does past the range: overflow to inf, underflow to 0.
     const std::string digits(t);
@@ -129,8 +131,8 @@ std::optional<Arg> parse_float(std::string_view token) {
 Arg parse_token(std::string_view token, std::deque<std::string>& strings);
 
 Arg parse_number(std::string_view token) {
-  const bool looks_float = token.find_first_of(".eEnN") != std::string_view::npos &&
-                           !token.starts_with("0x") && !token.starts_with("0X") && !token.starts_with("-0x");
+  const bool looks_float = token.find_first_of(".eEnN") != std::string_view::npos && !token.starts_with("0x") &&
+                           !token.starts_with("0X") && !token.starts_with("-0x");
   if (const auto value = looks_float ? parse_float(token) : parse_int(token)) return *value;
   fail("not a number, pointer, string, bool, None or dtype (as Python would read it)", token);
 }
@@ -147,7 +149,8 @@ Arg parse_token(std::string_view token, std::deque<std::string>& strings) {
       fail("a pointer's suffix must be ':unaligned' (or ':16', aligned, as Triton writes it)", token);
     }
     const bool unaligned = suffix == "unaligned";
-    pack_arg(a, DevicePtr{reinterpret_cast<const void*>(unaligned ? kUnalignedAddress : kAlignedAddress), dtype(type, token)});
+    pack_arg(a, DevicePtr{reinterpret_cast<const void*>(unaligned ? kUnalignedAddress : kAlignedAddress),
+                          dtype(type, token)});
     return a;
   }
   if (token == "True" || token == "False") {
@@ -174,9 +177,12 @@ Arg parse_token(std::string_view token, std::deque<std::string>& strings) {
     const DType t = dtype(token.substr(0, colon), token);
     const Arg inner = parse_number(token.substr(colon + 1));
     switch (inner.kind) {
-      case ArgKind::real: return scalar(t, inner.value.f).arg;
-      case ArgKind::sint: return scalar(t, inner.value.i).arg;
-      default: return scalar(t, inner.value.u).arg;
+      case ArgKind::real:
+        return scalar(t, inner.value.f).arg;
+      case ArgKind::sint:
+        return scalar(t, inner.value.i).arg;
+      default:
+        return scalar(t, inner.value.u).arg;
     }
   }
   return parse_number(token);

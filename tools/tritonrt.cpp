@@ -48,7 +48,8 @@ constexpr const char* kSignatureHelp = R"(ARGS describes one call, comma-separat
 Trailing arguments may be omitted when the kernel gives them defaults.
 SOURCE is a .py file or an importable module (package.module).)";
 
-constexpr const char* kCallsHelp = R"(With --calls, each call of CALLS.json is compiled for each --target first (all configs of
+constexpr const char* kCallsHelp =
+    R"(With --calls, each call of CALLS.json is compiled for each --target first (all configs of
 an autotuned kernel), and exactly those are packed:
   [{"kernel": "kernels/add.py:add_kernel", "signature": "*fp32,*fp32,*fp32,4096,1024",
     "options": {"num_warps": 4}}, ...]
@@ -73,9 +74,12 @@ std::pair<std::string, std::string> split_kernel(const std::string& spec) {
 
 const char* kind_name(tritonrt::Decorator::Kind kind) {
   switch (kind) {
-    case tritonrt::Decorator::Kind::autotune: return "autotune";
-    case tritonrt::Decorator::Kind::heuristics: return "heuristics";
-    default: return "wrapper";
+    case tritonrt::Decorator::Kind::autotune:
+      return "autotune";
+    case tritonrt::Decorator::Kind::heuristics:
+      return "heuristics";
+    default:
+      return "wrapper";
   }
 }
 
@@ -94,7 +98,8 @@ void print_signature(const tritonrt::KernelSignature& sig, bool json) {
     }
     out["decorators"] = nlohmann::json::array();
     for (const auto& d : sig.decorators) {
-      out["decorators"].push_back({{"type", d.type}, {"kind", kind_name(d.kind)}, {"configs", d.configs}, {"names", d.names}});
+      out["decorators"].push_back(
+          {{"type", d.type}, {"kind", kind_name(d.kind)}, {"configs", d.configs}, {"names", d.names}});
     }
     std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return;
@@ -132,7 +137,8 @@ int int_option(const std::string& flag, std::string_view text) {
   int v = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), v, 10);
   if (text.empty() || text[0] == '-' || text[0] == '+' || error != std::errc() || end != text.data() + text.size()) {
-    usage_error(flag + " needs a decimal integer from 0 to " + std::to_string(INT_MAX) + ", got '" + std::string(text) + "'");
+    usage_error(flag + " needs a decimal integer from 0 to " + std::to_string(INT_MAX) + ", got '" + std::string(text) +
+                "'");
   }
   return v;
 }
@@ -150,8 +156,14 @@ int parse_option(const std::string& flag, const char* next, tritonrt::CompileOpt
     using T = typename std::remove_reference_t<decltype(field)>::value_type;
     const std::string option = spelled(name);
     if constexpr (std::is_same_v<T, bool>) {
-      if (flag == "--" + option) { field = true; used = 1; }
-      if (flag == "--no-" + option) { field = false; used = 1; }
+      if (flag == "--" + option) {
+        field = true;
+        used = 1;
+      }
+      if (flag == "--no-" + option) {
+        field = false;
+        used = 1;
+      }
     } else {
       if (flag == "--" + option) {
         if (next == nullptr) usage_error(flag + " needs a value");
@@ -174,9 +186,13 @@ void add_compile_options(CLI::App& command, tritonrt::CompileOptions& options) {
     std::string flag = std::string("--") + name;
     for (char& c : flag) c = c == '_' ? '-' : c;
     if constexpr (std::is_same_v<T, bool>) {
-      command.add_flag_callback(flag, [&field] { field = true; }, std::string("Triton's ") + name + " on")
+      command
+          .add_flag_callback(
+              flag, [&field] { field = true; }, std::string("Triton's ") + name + " on")
           ->group("Triton's compile options");
-      command.add_flag_callback("--no-" + flag.substr(2), [&field] { field = false; }, std::string("... or off"))
+      command
+          .add_flag_callback(
+              "--no-" + flag.substr(2), [&field] { field = false; }, std::string("... or off"))
           ->group("Triton's compile options");
     } else {
       command
@@ -270,7 +286,8 @@ void print_compile(const tritonrt::JitFunction& fn, const tritonrt::Artifact& ar
     if (p.key == tritonrt::ParamSpec::Key::divisible) std::cout << "[div16]";
   }
   std::cout << "\n"
-            << "num_warps       " << m.num_warps << "  num_stages " << m.num_stages << "  num_ctas " << m.num_ctas << "\n"
+            << "num_warps       " << m.num_warps << "  num_stages " << m.num_stages << "  num_ctas " << m.num_ctas
+            << "\n"
             << "shared memory   " << m.shared << " bytes\n"
             << "global scratch  " << m.global_scratch_size << " bytes (align " << m.global_scratch_align << ")\n"
             << "profile scratch " << m.profile_scratch_size << " bytes (align " << m.profile_scratch_align << ")\n"
@@ -317,7 +334,8 @@ std::vector<Call> read_calls(const std::filesystem::path& path) {
       bad(where + " needs \"kernel\": \"SOURCE:KERNEL\" and \"signature\": \"...\"");
     }
     for (const auto& [field, value] : c.items()) {
-      if (field != "kernel" && field != "signature" && field != "options") bad(where + " has an unknown field '" + field + "'");
+      if (field != "kernel" && field != "signature" && field != "options")
+        bad(where + " has an unknown field '" + field + "'");
     }
     Call call;
     std::tie(call.source, call.name) = split_kernel(c["kernel"].get<std::string>());
@@ -353,9 +371,14 @@ void print_bundle(const tritonrt::BundleInfo& info, bool json) {
     nlohmann::json out = {{"path", info.path.string()}, {"created_by", info.created_by}, {"bytes", info.bytes}};
     out["kernels"] = nlohmann::json::array();
     for (const auto& k : info.kernels) {
-      out["kernels"].push_back({{"identity", k.identity}, {"source", k.source}, {"name", k.name}, {"targets", k.targets},
-                                {"artifacts", k.artifacts}, {"choices", k.choices},
-                                {"heuristic_values", k.heuristic_values}, {"bytes", k.bytes}});
+      out["kernels"].push_back({{"identity", k.identity},
+                                {"source", k.source},
+                                {"name", k.name},
+                                {"targets", k.targets},
+                                {"artifacts", k.artifacts},
+                                {"choices", k.choices},
+                                {"heuristic_values", k.heuristic_values},
+                                {"bytes", k.bytes}});
     }
     std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return;
@@ -390,7 +413,8 @@ void create(const std::filesystem::path& file, tritonrt::BundleFilter filter, co
         std::size_t artifacts = 0;
         if (tuned) {
           for (const auto& config : fn.compile_configs_packed(target, call.options, args)) {
-            if (!config.artifact) throw tritonrt::CompileError(call.name + " config " + config.config + ": " + config.error);
+            if (!config.artifact)
+              throw tritonrt::CompileError(call.name + " config " + config.config + ": " + config.error);
             filter.hashes.push_back(config.artifact->metadata.hash);
             ++artifacts;
           }
@@ -421,7 +445,8 @@ std::string version_text() {
   int driver = 0;
   if (void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) {
     using GetVersion = int (*)(int*);
-    if (auto get = reinterpret_cast<GetVersion>(dlsym(cuda, "cuDriverGetVersion")); get == nullptr || get(&driver) != 0) {
+    if (auto get = reinterpret_cast<GetVersion>(dlsym(cuda, "cuDriverGetVersion"));
+        get == nullptr || get(&driver) != 0) {
       driver = 0;
     }
   }
@@ -505,9 +530,11 @@ int main(int argc, char** argv) {
         print_signature(fn.signature(), json);
         return 0;
       }
-      const tritonrt::Target target = target_text.empty() ? tritonrt::Target::current() : tritonrt::Target::parse(target_text);
+      const tritonrt::Target target =
+          target_text.empty() ? tritonrt::Target::current() : tritonrt::Target::parse(target_text);
       const auto artifact = fn.compile_packed(target, options, args);
-      print_compile(fn, *artifact, output.empty() ? std::vector<std::string>{} : write_artifact(*artifact, output), json);
+      print_compile(fn, *artifact, output.empty() ? std::vector<std::string>{} : write_artifact(*artifact, output),
+                    json);
       return 0;
     }
     if (*list_cmd) {

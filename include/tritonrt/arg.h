@@ -16,15 +16,15 @@ namespace tritonrt {
 
 /// What an `Arg` holds. Integers keep their value and signedness; Triton types them by value.
 enum class ArgKind : std::uint8_t {
-  none,     ///< Python None (std::nullopt, nullptr)
-  boolean,  ///< bool
-  sint,     ///< any signed integer, widened to int64
-  uint,     ///< any unsigned integer, widened to uint64
-  real,     ///< float or double, widened to double
-  pointer,  ///< a device address with its element type
-  string,   ///< constexpr strings only
-  typed,    ///< a scalar whose Triton type the caller fixed (see `scalar`)
-  dtype,    ///< a constexpr dtype such as tl.float16
+  none,            ///< Python None (std::nullopt, nullptr)
+  boolean,         ///< bool
+  sint,            ///< any signed integer, widened to int64
+  uint,            ///< any unsigned integer, widened to uint64
+  real,            ///< float or double, widened to double
+  pointer,         ///< a device address with its element type
+  string,          ///< constexpr strings only
+  typed,           ///< a scalar whose Triton type the caller fixed (see `scalar`)
+  dtype,           ///< a constexpr dtype such as tl.float16
   python_default,  ///< the parameter's own Python default object (omitted trailing argument)
   unset,           ///< no value yet: a parameter a decorator sets, before it has
 };
@@ -49,8 +49,8 @@ struct Arg {
     const void* object;    ///< a pointer from a tensor (source == tensor): the tensor
   };
   ArgKind kind = ArgKind::none;
-  DType dtype = DType::u1;  ///< element type (pointer), fixed type (typed), or the dtype
-  ArgKind stored = ArgKind::none;  ///< typed only: how `value` holds the number
+  DType dtype = DType::u1;                ///< element type (pointer), fixed type (typed), or the dtype
+  ArgKind stored = ArgKind::none;         ///< typed only: how `value` holds the number
   ArgSource source = ArgSource::address;  ///< pointers only
 
   /// How `value` holds the number: `stored` for a fixed-type scalar, else `kind`.
@@ -138,8 +138,7 @@ struct ArgTraits<bool> {
 };
 
 template <class T>
-struct ArgTraits<T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool> &&
-                                     !std::is_same_v<T, char>>> {
+struct ArgTraits<T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool> && !std::is_same_v<T, char>>> {
   static_assert(sizeof(T) <= 8, "tritonrt: integers wider than 64 bits fit no Triton type");
   static void pack(Arg& a, T v) noexcept {
     if constexpr (std::is_signed_v<T>) {
@@ -216,15 +215,11 @@ struct ArgTraits<std::string_view> {
 };
 template <>
 struct ArgTraits<std::string> {
-  static void pack(Arg& a, const std::string& v) noexcept {
-    ArgTraits<std::string_view>::pack(a, v);
-  }
+  static void pack(Arg& a, const std::string& v) noexcept { ArgTraits<std::string_view>::pack(a, v); }
 };
 template <>
 struct ArgTraits<const char*> {
-  static void pack(Arg& a, const char* v) noexcept {
-    ArgTraits<std::string_view>::pack(a, std::string_view(v));
-  }
+  static void pack(Arg& a, const char* v) noexcept { ArgTraits<std::string_view>::pack(a, std::string_view(v)); }
 };
 template <>
 struct ArgTraits<char*> : ArgTraits<const char*> {};

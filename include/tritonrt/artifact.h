@@ -12,14 +12,14 @@ namespace tritonrt {
 
 /// The fields of Triton's metadata file that a launch needs, plus the file itself.
 struct KernelMetadata {
-  std::string name;            ///< the kernel's symbol
-  std::string hash;            ///< Triton's cache hash: the same call from Python gives the same
+  std::string name;  ///< the kernel's symbol
+  std::string hash;  ///< Triton's cache hash: the same call from Python gives the same
   Target target;
   std::string triton_version;
   int num_warps = 0;
   int num_ctas = 1;
   int num_stages = 0;
-  int shared = 0;              ///< bytes of dynamic shared memory
+  int shared = 0;  ///< bytes of dynamic shared memory
   int tmem_size = 0;
   std::int64_t global_scratch_size = 0;
   std::int64_t global_scratch_align = 1;
@@ -27,7 +27,7 @@ struct KernelMetadata {
   std::int64_t profile_scratch_align = 1;
   bool launch_pdl = false;
   bool launch_cooperative_grid = false;
-  std::string json;            ///< Triton's metadata JSON, verbatim
+  std::string json;  ///< Triton's metadata JSON, verbatim
 
   /// Parses Triton's metadata JSON; throws Error naming the missing or mistyped field.
   static KernelMetadata parse(std::string_view json);
@@ -39,9 +39,9 @@ struct ParamSpec {
   /// 16), or the integer 1 (an annotated integer equal to 1, which stays a runtime value).
   enum class Key : std::uint8_t { none, plain, divisible, one };
 
-  std::string type;        ///< "i32", "*fp16", "*kfp32" (const), "constexpr", ...
-  Key key = Key::none;     ///< runtime parameters only
-  std::string value;       ///< constexpr parameters only: the value as Python's repr()
+  std::string type;     ///< "i32", "*fp16", "*kfp32" (const), "constexpr", ...
+  Key key = Key::none;  ///< runtime parameters only
+  std::string value;    ///< constexpr parameters only: the value as Python's repr()
 };
 
 /// The specialization of one call: one entry per kernel parameter, in order.

@@ -54,8 +54,8 @@ struct BundleFilter {
 /// Writes a bundle of what this machine's index (TRITONRT_CACHE_DIR, see the README) holds
 /// for current sources: each kernel's description, its artifacts, its autotuners' choices
 /// and its heuristics' values (those run on a device, per the inputs they read: a bundled
-/// heuristic serves the inputs it was run on, others need Python). The file is written whole or not at all. Throws ArtifactError when the filter
-/// leaves nothing, or when two kernels the bundle would hold share an identity.
+/// heuristic serves the inputs it was run on, others need Python). The file is written whole or not at all. Throws
+/// ArtifactError when the filter leaves nothing, or when two kernels the bundle would hold share an identity.
 BundleInfo create_bundle(const std::filesystem::path& out, const BundleFilter& filter = {});
 
 /// What the bundle at `path` holds; checks its header and table, reads no binary. Throws

@@ -9,9 +9,24 @@
 namespace tritonrt {
 
 enum class DType : std::uint8_t {
-  u1, i8, i16, i32, i64, u8, u16, u32, u64,
-  fp16, bf16, fp32, fp64,
-  fp8e4nv, fp8e5, fp8e4b15, fp8e4b8, fp8e5b16,
+  u1,
+  i8,
+  i16,
+  i32,
+  i64,
+  u8,
+  u16,
+  u32,
+  u64,
+  fp16,
+  bf16,
+  fp32,
+  fp64,
+  fp8e4nv,
+  fp8e5,
+  fp8e4b15,
+  fp8e4b8,
+  fp8e5b16,
 };
 inline constexpr int kDTypeCount = 18;
 

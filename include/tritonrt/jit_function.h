@@ -19,7 +19,7 @@ namespace tritonrt {
 
 /// One autotune config compiled for a target, by JitFunction::compile_configs.
 struct ConfigArtifact {
-  std::string config{};                       ///< the config, as Triton prints it ("BLOCK: 64, num_warps: 4, ...")
+  std::string config{};                        ///< the config, as Triton prints it ("BLOCK: 64, num_warps: 4, ...")
   std::shared_ptr<const Artifact> artifact{};  ///< null when it failed to compile
   std::string error{};                         ///< why it failed to compile
 };
@@ -55,8 +55,7 @@ class JitFunction {
 
   /// Compiles (or finds in the cache) the kernel for these argument values.
   template <class... Args>
-  std::shared_ptr<const Artifact> compile(const Target& target, const CompileOptions& options,
-                                          const Args&... args) {
+  std::shared_ptr<const Artifact> compile(const Target& target, const CompileOptions& options, const Args&... args) {
     const std::array<Arg, sizeof...(Args)> packed{make_arg(args)...};
     return compile_packed(target, options, packed);
   }
@@ -81,7 +80,8 @@ class JitFunction {
   /// Each config of an autotuned kernel (after its pruning) compiled for `target`, with the
   /// decorators around and under the autotuner applied: what tuning would try. No GPU needed.
   template <class... Args>
-  std::vector<ConfigArtifact> compile_configs(const Target& target, const CompileOptions& options, const Args&... args) {
+  std::vector<ConfigArtifact> compile_configs(const Target& target, const CompileOptions& options,
+                                              const Args&... args) {
     const std::array<Arg, sizeof...(Args)> packed{make_arg(args)...};
     return compile_configs_packed(target, options, packed);
   }

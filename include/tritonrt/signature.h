@@ -17,7 +17,7 @@ struct ParamInfo {
   bool do_not_specialize_on_alignment = false;
   std::string annotation_type{};  ///< the annotated Triton type ("i64", "*fp16"), "" when none
   bool has_default = false;
-  std::string default_repr{};     ///< repr() of the default, when there is one
+  std::string default_repr{};  ///< repr() of the default, when there is one
   /// Set by a decorator (an autotune config or a heuristic): the caller does not pass it.
   bool set_by_decorator = false;
 };
@@ -26,7 +26,7 @@ struct ParamInfo {
 struct Decorator {
   enum class Kind { autotune, heuristics, wrapper };
   Kind kind = Kind::wrapper;
-  std::string type{};               ///< its Python class: "Autotuner", "Heuristics", "LibEntry", ...
+  std::string type{};                ///< its Python class: "Autotuner", "Heuristics", "LibEntry", ...
   std::vector<std::string> names{};  ///< autotune: the tuning key's names; heuristics: the names it sets
   std::size_t configs = 0;           ///< autotune: how many configs it tries
 };

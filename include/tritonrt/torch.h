@@ -29,25 +29,43 @@ namespace tritonrt::torch {
 constexpr std::optional<DType> to_dtype(c10::ScalarType type) noexcept {
   using S = c10::ScalarType;
   switch (type) {
-    case S::Bool: return DType::u1;
-    case S::Char: return DType::i8;
-    case S::Short: return DType::i16;
-    case S::Int: return DType::i32;
-    case S::Long: return DType::i64;
-    case S::Byte: return DType::u8;
-    case S::UInt16: return DType::u16;
-    case S::UInt32: return DType::u32;
-    case S::UInt64: return DType::u64;
-    case S::Half: return DType::fp16;
-    case S::BFloat16: return DType::bf16;
-    case S::Float: return DType::fp32;
-    case S::Double: return DType::fp64;
+    case S::Bool:
+      return DType::u1;
+    case S::Char:
+      return DType::i8;
+    case S::Short:
+      return DType::i16;
+    case S::Int:
+      return DType::i32;
+    case S::Long:
+      return DType::i64;
+    case S::Byte:
+      return DType::u8;
+    case S::UInt16:
+      return DType::u16;
+    case S::UInt32:
+      return DType::u32;
+    case S::UInt64:
+      return DType::u64;
+    case S::Half:
+      return DType::fp16;
+    case S::BFloat16:
+      return DType::bf16;
+    case S::Float:
+      return DType::fp32;
+    case S::Double:
+      return DType::fp64;
     // Triton's own names for torch's fp8 types (triton._utils.type_canonicalisation_dict).
-    case S::Float8_e4m3fn: return DType::fp8e4nv;
-    case S::Float8_e5m2: return DType::fp8e5;
-    case S::Float8_e4m3fnuz: return DType::fp8e4b8;
-    case S::Float8_e5m2fnuz: return DType::fp8e5b16;
-    default: return std::nullopt;
+    case S::Float8_e4m3fn:
+      return DType::fp8e4nv;
+    case S::Float8_e5m2:
+      return DType::fp8e5;
+    case S::Float8_e4m3fnuz:
+      return DType::fp8e4b8;
+    case S::Float8_e5m2fnuz:
+      return DType::fp8e5b16;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -116,9 +134,11 @@ namespace detail {
 [[noreturn]] void throw_unsupported_scalar(const c10::Scalar& value);
 
 inline DType tensor_dtype(const at::Tensor& t) {
-  if (!t.defined()) [[unlikely]] throw_undefined_tensor();
+  if (!t.defined()) [[unlikely]]
+    throw_undefined_tensor();
   const auto dtype = to_dtype(t.scalar_type());
-  if (!dtype) [[unlikely]] throw_unsupported_dtype(t.scalar_type());
+  if (!dtype) [[unlikely]]
+    throw_unsupported_dtype(t.scalar_type());
   return *dtype;
 }
 
@@ -210,7 +230,8 @@ struct ArgTraits<std::optional<at::Tensor>> {
 template <>
 struct ArgTraits<c10::Scalar> {
   static void pack(Arg& a, const c10::Scalar& s) {
-    if (s.isSymbolic()) [[unlikely]] torch::detail::throw_unsupported_scalar(s);
+    if (s.isSymbolic()) [[unlikely]]
+      torch::detail::throw_unsupported_scalar(s);
     if (s.isBoolean()) {
       a.kind = ArgKind::boolean;
       a.value.u = s.toBool() ? 1 : 0;
@@ -237,7 +258,8 @@ template <>
 struct ArgTraits<c10::ScalarType> {
   static void pack(Arg& a, c10::ScalarType type) {
     const auto dtype = torch::to_dtype(type);
-    if (!dtype) [[unlikely]] torch::detail::throw_unsupported_dtype(type);
+    if (!dtype) [[unlikely]]
+      torch::detail::throw_unsupported_dtype(type);
     a.kind = ArgKind::dtype;
     a.dtype = *dtype;
   }

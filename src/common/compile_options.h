@@ -44,7 +44,8 @@ struct OptionsKey {
 
  private:
   [[gnu::always_inline]] void pack(const std::optional<int>& v, unsigned& int_slot, unsigned& flag_bit) noexcept {
-    words[int_slot / 2] |= static_cast<std::uint64_t>(static_cast<std::uint32_t>(v.value_or(0))) << (32 * (int_slot % 2));
+    words[int_slot / 2] |= static_cast<std::uint64_t>(static_cast<std::uint32_t>(v.value_or(0)))
+                           << (32 * (int_slot % 2));
     words[2] |= static_cast<std::uint64_t>(v.has_value()) << flag_bit;
     ++int_slot;
     ++flag_bit;

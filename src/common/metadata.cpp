@@ -36,7 +36,8 @@ KernelMetadata KernelMetadata::parse(std::string_view text) {
   const auto arch = read.field<nlohmann::json>(target, "arch");
   m.target.arch = arch.is_string() ? read.as<std::string>(arch, "target.arch")
                                    : std::to_string(read.as<std::int64_t>(arch, "target.arch"));
-  m.target.warp_size = static_cast<int>(in_range("target.warp_size", read.field<std::int64_t>(target, "warp_size"), 32, 64, true));
+  m.target.warp_size =
+      static_cast<int>(in_range("target.warp_size", read.field<std::int64_t>(target, "warp_size"), 32, 64, true));
   m.triton_version = read.field<std::string>(j, "triton_version");
   // Generous bounds: a kernel Triton compiled may not fit a device (load_function says so),
   // but values past these are damage, not options.
@@ -44,12 +45,17 @@ KernelMetadata KernelMetadata::parse(std::string_view text) {
   m.num_ctas = static_cast<int>(in_range("num_ctas", read.field_or<std::int64_t>(j, "num_ctas", 1), 1, 16, true));
   m.num_stages = static_cast<int>(in_range("num_stages", read.field<std::int64_t>(j, "num_stages"), 0, 1 << 16, false));
   m.shared = static_cast<int>(in_range("shared", read.field<std::int64_t>(j, "shared"), 0, kMaxSharedBytes, false));
-  m.tmem_size = static_cast<int>(in_range("tmem_size", read.field_or<std::int64_t>(j, "tmem_size", 0), 0, 1 << 20, false));
+  m.tmem_size =
+      static_cast<int>(in_range("tmem_size", read.field_or<std::int64_t>(j, "tmem_size", 0), 0, 1 << 20, false));
   constexpr std::int64_t kMaxScratch = std::int64_t{1} << 40;
-  m.global_scratch_size = in_range("global_scratch_size", read.field_or<std::int64_t>(j, "global_scratch_size", 0), 0, kMaxScratch, false);
-  m.global_scratch_align = in_range("global_scratch_align", read.field_or<std::int64_t>(j, "global_scratch_align", 1), 1, 1 << 20, true);
-  m.profile_scratch_size = in_range("profile_scratch_size", read.field_or<std::int64_t>(j, "profile_scratch_size", 0), 0, kMaxScratch, false);
-  m.profile_scratch_align = in_range("profile_scratch_align", read.field_or<std::int64_t>(j, "profile_scratch_align", 1), 1, 1 << 20, true);
+  m.global_scratch_size =
+      in_range("global_scratch_size", read.field_or<std::int64_t>(j, "global_scratch_size", 0), 0, kMaxScratch, false);
+  m.global_scratch_align =
+      in_range("global_scratch_align", read.field_or<std::int64_t>(j, "global_scratch_align", 1), 1, 1 << 20, true);
+  m.profile_scratch_size = in_range("profile_scratch_size", read.field_or<std::int64_t>(j, "profile_scratch_size", 0),
+                                    0, kMaxScratch, false);
+  m.profile_scratch_align =
+      in_range("profile_scratch_align", read.field_or<std::int64_t>(j, "profile_scratch_align", 1), 1, 1 << 20, true);
   m.launch_pdl = read.field_or<bool>(j, "launch_pdl", false);
   m.launch_cooperative_grid = read.field_or<bool>(j, "launch_cooperative_grid", false);
   m.json = std::string(text);

@@ -45,9 +45,12 @@ std::uint16_t to_bf16_bits(double value) {
 
 double number_as_double(const Arg& a) {
   switch (a.value_kind()) {
-    case ArgKind::real: return a.value.f;
-    case ArgKind::sint: return static_cast<double>(a.value.i);
-    default: return static_cast<double>(a.value.u);
+    case ArgKind::real:
+      return a.value.f;
+    case ArgKind::sint:
+      return static_cast<double>(a.value.i);
+    default:
+      return static_cast<double>(a.value.u);
   }
 }
 
@@ -71,8 +74,12 @@ void* rare_param_bytes(std::uint64_t& slot, std::uint8_t code, const Arg& a) {
       std::memcpy(&slot, &f, sizeof f);
       break;
     }
-    case DType::fp16: slot = to_fp16_bits(number_as_double(a)); break;
-    default: slot = to_bf16_bits(number_as_double(a)); break;
+    case DType::fp16:
+      slot = to_fp16_bits(number_as_double(a));
+      break;
+    default:
+      slot = to_bf16_bits(number_as_double(a));
+      break;
   }
   return &slot;
 }

@@ -32,26 +32,32 @@ IntValue int_value(ArgKind stored, const Arg& a) {
 }
 
 bool fits(DType t, const IntValue& v) {
-  auto in = [&](std::int64_t lo, std::uint64_t hi) {
-    return v.negative ? v.i >= lo : v.u <= hi;
-  };
+  auto in = [&](std::int64_t lo, std::uint64_t hi) { return v.negative ? v.i >= lo : v.u <= hi; };
   switch (t) {
-    case DType::u1: return in(0, 1);
-    case DType::i8: return in(INT8_MIN, INT8_MAX);
-    case DType::i16: return in(INT16_MIN, INT16_MAX);
-    case DType::i32: return in(INT32_MIN, INT32_MAX);
-    case DType::i64: return in(INT64_MIN, INT64_MAX);
-    case DType::u8: return in(0, UINT8_MAX);
-    case DType::u16: return in(0, UINT16_MAX);
-    case DType::u32: return in(0, UINT32_MAX);
-    case DType::u64: return in(0, UINT64_MAX);
-    default: return true;  // floating types take any integer, as Python's float() does
+    case DType::u1:
+      return in(0, 1);
+    case DType::i8:
+      return in(INT8_MIN, INT8_MAX);
+    case DType::i16:
+      return in(INT16_MIN, INT16_MAX);
+    case DType::i32:
+      return in(INT32_MIN, INT32_MAX);
+    case DType::i64:
+      return in(INT64_MIN, INT64_MAX);
+    case DType::u8:
+      return in(0, UINT8_MAX);
+    case DType::u16:
+      return in(0, UINT16_MAX);
+    case DType::u32:
+      return in(0, UINT32_MAX);
+    case DType::u64:
+      return in(0, UINT64_MAX);
+    default:
+      return true;  // floating types take any integer, as Python's float() does
   }
 }
 
-std::string int_text(const IntValue& v) {
-  return v.negative ? std::to_string(v.i) : std::to_string(v.u);
-}
+std::string int_text(const IntValue& v) { return v.negative ? std::to_string(v.i) : std::to_string(v.u); }
 
 // Triton's key for an integer of a fixed type: the value 1 keys as the integer 1.
 Key int_key(const SpecializationRules& rules, const ParamRule& p, const IntValue& v) {
@@ -61,11 +67,12 @@ Key int_key(const SpecializationRules& rules, const ParamRule& p, const IntValue
 
 // A runtime parameter whose type is fixed (by annotation or by tritonrt::scalar). Runs on
 // the launch path: the type's name is only spelled out for an error.
-ParamCode specialize_fixed(const SpecializationRules& rules, const ParamRule& p, std::uint8_t code,
-                           const Arg& a, const KernelSignature& sig, std::size_t index) {
+ParamCode specialize_fixed(const SpecializationRules& rules, const ParamRule& p, std::uint8_t code, const Arg& a,
+                           const KernelSignature& sig, std::size_t index) {
   auto type = [&] { return type_name(rules, code); };
   if (TypeCode::is_pointer(code)) {
-    if (a.kind != ArgKind::pointer) fail(sig, index, "expected a device pointer for type " + type() + ", got " + describe(a));
+    if (a.kind != ArgKind::pointer)
+      fail(sig, index, "expected a device pointer for type " + type() + ", got " + describe(a));
     return {code, divisibility_key(p, a.value.u, HotRules(rules).pointer_mask)};
   }
   const DType t = TypeCode::dtype(code);
@@ -126,17 +133,27 @@ std::string type_name(const SpecializationRules& rules, std::uint8_t code) {
 
 std::string describe(const Arg& a) {
   switch (a.kind) {
-    case ArgKind::none: return "None";
-    case ArgKind::boolean: return "a bool";
+    case ArgKind::none:
+      return "None";
+    case ArgKind::boolean:
+      return "a bool";
     case ArgKind::sint:
-    case ArgKind::uint: return "an integer";
-    case ArgKind::real: return "a floating-point value";
-    case ArgKind::pointer: return "a device pointer (*" + std::string(to_string(a.dtype)) + ")";
-    case ArgKind::string: return "a string";
-    case ArgKind::typed: return "a scalar fixed to " + std::string(to_string(a.dtype));
-    case ArgKind::dtype: return "a dtype";
-    case ArgKind::python_default: return "the Python default";
-    case ArgKind::unset: return "no value";
+    case ArgKind::uint:
+      return "an integer";
+    case ArgKind::real:
+      return "a floating-point value";
+    case ArgKind::pointer:
+      return "a device pointer (*" + std::string(to_string(a.dtype)) + ")";
+    case ArgKind::string:
+      return "a string";
+    case ArgKind::typed:
+      return "a scalar fixed to " + std::string(to_string(a.dtype));
+    case ArgKind::dtype:
+      return "a dtype";
+    case ArgKind::python_default:
+      return "the Python default";
+    case ArgKind::unset:
+      return "no value";
   }
   return "an unknown value";
 }
@@ -145,8 +162,8 @@ void bind_arguments(const KernelSignature& sig, std::span<const std::optional<Ar
                     std::span<const Arg> given, Arg* out) {
   const std::size_t n = sig.params.size();
   if (given.size() > n) {
-    raise<ArgumentError>({sig.name}, "takes " + std::to_string(n) + " arguments, " + std::to_string(given.size()) +
-                                         " were given");
+    raise<ArgumentError>({sig.name},
+                         "takes " + std::to_string(n) + " arguments, " + std::to_string(given.size()) + " were given");
   }
   for (std::size_t i = 0; i < given.size(); ++i) out[i] = given[i];
   for (std::size_t i = given.size(); i < n; ++i) {
@@ -154,15 +171,17 @@ void bind_arguments(const KernelSignature& sig, std::span<const std::optional<Ar
       out[i] = *defaults[i];
       continue;
     }
-    fail(sig, i, "missing argument (kernel takes " + std::to_string(n) + ", " + std::to_string(given.size()) +
-                     " given, and this parameter has no default)");
+    fail(sig, i,
+         "missing argument (kernel takes " + std::to_string(n) + ", " + std::to_string(given.size()) +
+             " given, and this parameter has no default)");
   }
 }
 
 ParamCode specialize_rare_argument(const SpecializationRules& rules, const ParamRule& p, const Arg& a,
                                    const KernelSignature& sig, std::size_t index) {
   if (p.is_constexpr) {
-    if (a.kind == ArgKind::pointer) fail(sig, index, "is tl.constexpr: expected a bool, integer, float, string, dtype or None, got " + describe(a));
+    if (a.kind == ArgKind::pointer)
+      fail(sig, index, "is tl.constexpr: expected a bool, integer, float, string, dtype or None, got " + describe(a));
     fail(sig, index, "is tl.constexpr: tritonrt::scalar() fixes a runtime type; pass the plain value");
   }
   if (a.kind == ArgKind::string || a.kind == ArgKind::dtype) {
@@ -170,12 +189,16 @@ ParamCode specialize_rare_argument(const SpecializationRules& rules, const Param
   }
   if (a.kind == ArgKind::unset) fail(sig, index, "has no value: it is set by a decorator, which has not set it");
   if (a.kind == ArgKind::python_default) {
-    fail(sig, index, "its Python default (" + sig.params[index].default_repr + ") is not a value tritonrt can pass at run time; pass the argument explicitly");
+    fail(sig, index,
+         "its Python default (" + sig.params[index].default_repr +
+             ") is not a value tritonrt can pass at run time; pass the argument explicitly");
   }
   if (p.annotated) {
     if (a.kind == ArgKind::none) fail(sig, index, "is annotated " + type_name(rules, *p.annotated) + ": got None");
     if (a.kind == ArgKind::typed && TypeCode::scalar(a.dtype) != *p.annotated) {
-      fail(sig, index, "is annotated " + type_name(rules, *p.annotated) + ", but the caller fixed it to " + std::string(to_string(a.dtype)));
+      fail(sig, index,
+           "is annotated " + type_name(rules, *p.annotated) + ", but the caller fixed it to " +
+               std::string(to_string(a.dtype)));
     }
     return specialize_fixed(rules, p, *p.annotated, a, sig, index);
   }
@@ -188,7 +211,10 @@ ParamCode specialize_rare_argument(const SpecializationRules& rules, const Param
     }
     std::ostringstream os;
     os << a.value.f;
-    fail(sig, index, "value " + os.str() + " overflows fp32, the type Triton gives floating-point arguments; annotate the parameter or pass tritonrt::scalar(DType::fp64, v)");
+    fail(sig, index,
+         "value " + os.str() +
+             " overflows fp32, the type Triton gives floating-point arguments; annotate the parameter or pass "
+             "tritonrt::scalar(DType::fp64, v)");
   }
   fail(sig, index, "unsupported argument: " + describe(a));
 }
@@ -253,26 +279,47 @@ std::string string_repr(std::string_view s) {
 }  // namespace
 
 std::string_view dtype_text(DType type, ArgSource source) noexcept {
-  static constexpr std::string_view kTorch[kDTypeCount] = {
-      "torch.bool",          "torch.int8",          "torch.int16",          "torch.int32",
-      "torch.int64",         "torch.uint8",         "torch.uint16",         "torch.uint32",
-      "torch.uint64",        "torch.float16",       "torch.bfloat16",       "torch.float32",
-      "torch.float64",       "torch.float8_e4m3fn", "torch.float8_e5m2",    "torch.float8_e4b15",
-      "torch.float8_e4m3fnuz", "torch.float8_e5m2fnuz"};
+  static constexpr std::string_view kTorch[kDTypeCount] = {"torch.bool",
+                                                           "torch.int8",
+                                                           "torch.int16",
+                                                           "torch.int32",
+                                                           "torch.int64",
+                                                           "torch.uint8",
+                                                           "torch.uint16",
+                                                           "torch.uint32",
+                                                           "torch.uint64",
+                                                           "torch.float16",
+                                                           "torch.bfloat16",
+                                                           "torch.float32",
+                                                           "torch.float64",
+                                                           "torch.float8_e4m3fn",
+                                                           "torch.float8_e5m2",
+                                                           "torch.float8_e4b15",
+                                                           "torch.float8_e4m3fnuz",
+                                                           "torch.float8_e5m2fnuz"};
   return source == ArgSource::tensor ? kTorch[static_cast<int>(type)] : to_string(type);
 }
 
 std::string python_repr(const Arg& a, const ParamInfo& param) {
   switch (a.kind) {
-    case ArgKind::none: return "None";
-    case ArgKind::boolean: return a.value.u ? "True" : "False";
-    case ArgKind::sint: return std::to_string(a.value.i);
-    case ArgKind::uint: return std::to_string(a.value.u);
-    case ArgKind::real: return float_repr(a.value.f);
-    case ArgKind::string: return string_repr(std::string_view(a.value.s, a.size));
-    case ArgKind::dtype: return "triton.language." + std::string(language_name(a.dtype));
-    case ArgKind::python_default: return param.default_repr;
-    default: return describe(a);
+    case ArgKind::none:
+      return "None";
+    case ArgKind::boolean:
+      return a.value.u ? "True" : "False";
+    case ArgKind::sint:
+      return std::to_string(a.value.i);
+    case ArgKind::uint:
+      return std::to_string(a.value.u);
+    case ArgKind::real:
+      return float_repr(a.value.f);
+    case ArgKind::string:
+      return string_repr(std::string_view(a.value.s, a.size));
+    case ArgKind::dtype:
+      return "triton.language." + std::string(language_name(a.dtype));
+    case ArgKind::python_default:
+      return param.default_repr;
+    default:
+      return describe(a);
   }
 }
 
@@ -290,10 +337,18 @@ std::string Specialization::repr() const {
       out += p.value;
     } else {
       switch (p.key) {
-        case ParamSpec::Key::none: out += "None"; break;
-        case ParamSpec::Key::plain: out += "''"; break;
-        case ParamSpec::Key::divisible: out += "'D'"; break;
-        case ParamSpec::Key::one: out += "1"; break;
+        case ParamSpec::Key::none:
+          out += "None";
+          break;
+        case ParamSpec::Key::plain:
+          out += "''";
+          break;
+        case ParamSpec::Key::divisible:
+          out += "'D'";
+          break;
+        case ParamSpec::Key::one:
+          out += "1";
+          break;
       }
     }
     out += ")";

@@ -47,9 +47,7 @@ struct TypeCode {
   }
   static constexpr bool is_pointer(std::uint8_t c) { return c >= kPointer; }
   static constexpr DType dtype(std::uint8_t c) {
-    return static_cast<DType>(c >= kConstPointer ? c - kConstPointer
-                              : c >= kPointer    ? c - kPointer
-                                                 : c - kScalar);
+    return static_cast<DType>(c >= kConstPointer ? c - kConstPointer : c >= kPointer ? c - kPointer : c - kScalar);
   }
 };
 
@@ -67,8 +65,8 @@ struct ParamCode {
 struct ParamRule {
   bool is_constexpr = false;
   bool is_const = false;
-  bool specialize = true;  ///< not do_not_specialize
-  bool align = true;       ///< not do_not_specialize_on_alignment
+  bool specialize = true;                 ///< not do_not_specialize
+  bool align = true;                      ///< not do_not_specialize_on_alignment
   std::optional<std::uint8_t> annotated;  ///< TypeCode of the annotated Triton type
 
   /// Which path specializes its arguments: typed by value (runtime), a constexpr, or the
@@ -105,8 +103,8 @@ void bind_arguments(const KernelSignature& signature, std::span<const std::optio
 /// The arguments the inline path below does not take: annotated parameters, fixed-type
 /// scalars, floats that overflow fp32, and every error. Throws ArgumentError naming kernel
 /// and parameter.
-ParamCode specialize_rare_argument(const SpecializationRules& rules, const ParamRule& param,
-                                   const Arg& arg, const KernelSignature& signature, std::size_t index);
+ParamCode specialize_rare_argument(const SpecializationRules& rules, const ParamRule& param, const Arg& arg,
+                                   const KernelSignature& signature, std::size_t index);
 
 /// The numbers of the rules that every argument reads. Callers keep a local copy: held in
 /// registers, they are not reloaded after each store of a code or parameter byte.
@@ -114,7 +112,7 @@ struct HotRules {
   DType bool_type;
   DType float_type;
   bool int_one_is_constexpr;
-  std::uint64_t int_mask;      ///< divisibility - 1 (a power of two, checked by the bridge)
+  std::uint64_t int_mask;  ///< divisibility - 1 (a power of two, checked by the bridge)
   std::uint64_t pointer_mask;
 
   explicit HotRules(const SpecializationRules& r)
@@ -128,7 +126,8 @@ struct HotRules {
 /// Triton's key for a specialized integer or address: 'D' when divisible, else '', by the
 /// parameter's policy (a select, no branch). A mask tests divisibility by a power of two
 /// (two's complement keeps it right for negatives).
-[[gnu::always_inline]] inline ParamSpec::Key divisibility_key(const ParamRule& p, std::uint64_t bits, std::uint64_t mask) {
+[[gnu::always_inline]] inline ParamSpec::Key divisibility_key(const ParamRule& p, std::uint64_t bits,
+                                                              std::uint64_t mask) {
   return (bits & mask) == 0 ? p.key_if_divisible : p.key_otherwise;
 }
 
@@ -141,9 +140,9 @@ void* rare_param_bytes(std::uint64_t& slot, std::uint8_t code, const Arg& a);
 /// integers (their low bytes, little-endian), converted into `*slot` for floats.
 template <bool Pack = false>
 [[gnu::always_inline]] inline ParamCode specialize_argument(const SpecializationRules& rules, const HotRules& hot,
-                                                           const ParamRule& p, const Arg& a,
-                                                           const KernelSignature& signature, std::size_t index,
-                                                           void** param = nullptr, std::uint64_t* slot = nullptr) {
+                                                            const ParamRule& p, const Arg& a,
+                                                            const KernelSignature& signature, std::size_t index,
+                                                            void** param = nullptr, std::uint64_t* slot = nullptr) {
   void* const in_place = const_cast<void*>(static_cast<const void*>(&a.value));
   if (p.route == ParamRule::Route::runtime) [[likely]] {
     // Tests, not a switch: a call's kinds repeat call after call, and conditional branches
@@ -155,11 +154,14 @@ template <bool Pack = false>
               divisibility_key(p, a.value.u, hot.pointer_mask)};
     }
     if (kind == ArgKind::sint || kind == ArgKind::uint) {
-      if (a.value.u == 1 && p.key_policy != 0 && hot.int_one_is_constexpr) return {TypeCode::kConstexpr, ParamSpec::Key::none};
+      if (a.value.u == 1 && p.key_policy != 0 && hot.int_one_is_constexpr)
+        return {TypeCode::kConstexpr, ParamSpec::Key::none};
       if constexpr (Pack) *param = in_place;
       const DType type = kind == ArgKind::sint
                              ? (a.value.i >= INT32_MIN && a.value.i <= INT32_MAX ? DType::i32 : DType::i64)
-                             : (a.value.u <= INT32_MAX ? DType::i32 : a.value.u <= INT64_MAX ? DType::i64 : DType::u64);
+                             : (a.value.u <= INT32_MAX   ? DType::i32
+                                : a.value.u <= INT64_MAX ? DType::i64
+                                                         : DType::u64);
       return {TypeCode::scalar(type), divisibility_key(p, a.value.u, hot.int_mask)};
     }
     if (kind == ArgKind::real) {

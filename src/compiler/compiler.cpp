@@ -75,12 +75,12 @@ std::optional<std::string> ask_python(const std::string& program, std::string& w
   std::string quoted = "'";
   for (const char c : program) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
   quoted += "'";
-  const std::string command =
-      quoted + " -c 'import sys, os, sysconfig, importlib.util as u; "
-               "print(\"%d.%d\" % sys.version_info[:2]); "
-               "print(os.path.join(sysconfig.get_config_var(\"LIBDIR\") or \"\", "
-               "sysconfig.get_config_var(\"LDLIBRARY\") or \"\")); "
-               "print(u.find_spec(\"triton\") is not None)' 2>/dev/null";
+  const std::string command = quoted +
+                              " -c 'import sys, os, sysconfig, importlib.util as u; "
+                              "print(\"%d.%d\" % sys.version_info[:2]); "
+                              "print(os.path.join(sysconfig.get_config_var(\"LIBDIR\") or \"\", "
+                              "sysconfig.get_config_var(\"LDLIBRARY\") or \"\")); "
+                              "print(u.find_spec(\"triton\") is not None)' 2>/dev/null";
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) {
     why = "it could not be run";
@@ -151,7 +151,8 @@ Compiler* load_compiler() {
     check_python_version(handle, library);
     if (dlopen(library, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD) == nullptr) {
       const char* why = dlerror();
-      raise<PythonError>({}, std::string("could not make ") + library + "'s symbols global: " + (why ? why : "unknown reason"));
+      raise<PythonError>(
+          {}, std::string("could not make ") + library + "'s symbols global: " + (why ? why : "unknown reason"));
     }
   }
   const auto path = module_path();
@@ -251,8 +252,8 @@ LoadedKernel load_kernel(std::string_view source, std::string_view name) {
       log(LogLevel::debug, error_message({name}, "loaded from the bundle " + bundled->where() + ", without Python"));
       return kernel;
     } catch (const Error& e) {
-      raise<ArtifactError>({name}, "the bundle " + bundled->where() + " holds a description tritonrt cannot read: " +
-                                       without_prefix(e.what()));
+      raise<ArtifactError>({name}, "the bundle " + bundled->where() +
+                                       " holds a description tritonrt cannot read: " + without_prefix(e.what()));
     }
   }
   const KernelIndex* index = KernelIndex::get();
@@ -270,7 +271,8 @@ LoadedKernel load_kernel(std::string_view source, std::string_view name) {
       }
     }
     why += "; tritonrt's index cannot serve it: " + index_why;
-    log(LogLevel::debug, error_message({name}, "not served by a bundle or the index (" + why + "): loading it through Python"));
+    log(LogLevel::debug,
+        error_message({name}, "not served by a bundle or the index (" + why + "): loading it through Python"));
   }
   Compiler* compiler = nullptr;
   try {
@@ -315,7 +317,8 @@ Artifact compile(const LoadedKernel& kernel, const Target& target, const Compile
   const ErrorSite site{kernel.signature.name};
   if (kernel.bundle != nullptr) {
     if (auto found = bundled_artifact(*kernel.bundle, key, target)) {
-      log(LogLevel::debug, error_message(site, "artifact for " + target.str() + " found in the bundle " + kernel.bundle->where()));
+      log(LogLevel::debug,
+          error_message(site, "artifact for " + target.str() + " found in the bundle " + kernel.bundle->where()));
       return std::move(*found);
     }
   }
@@ -327,11 +330,12 @@ Artifact compile(const LoadedKernel& kernel, const Target& target, const Compile
       return std::move(*found);
     }
   }
-  const std::string held = kernel.bundle != nullptr
-                               ? "the bundle " + kernel.bundle->where() + " holds no artifact for this call (" + key +
-                                     "; it holds this kernel for " + kernel.bundle->target_list() + ")"
-                               : std::string(index != nullptr ? "tritonrt's index holds no artifact" : "nothing compiled") +
-                                     " for this call (" + key + ")";
+  const std::string held =
+      kernel.bundle != nullptr
+          ? "the bundle " + kernel.bundle->where() + " holds no artifact for this call (" + key +
+                "; it holds this kernel for " + kernel.bundle->target_list() + ")"
+          : std::string(index != nullptr ? "tritonrt's index holds no artifact" : "nothing compiled") +
+                " for this call (" + key + ")";
   std::error_code ec;
   if (kernel.bundle != nullptr && kernel.source.ends_with(".py") && !std::filesystem::exists(kernel.source, ec)) {
     raise<ArtifactError>(site, held + ", and its source '" + kernel.source + "' is not here to compile it from");
@@ -348,7 +352,8 @@ Artifact compile(const LoadedKernel& kernel, const Target& target, const Compile
     const std::string here = triton_version();
     if (here != kernel.rules->triton_version) {
       raise<ArtifactError>(site, held + "; Triton " + here + " here cannot compile it for the bundle's Triton " +
-                                     kernel.rules->triton_version + " (bundle it with this call, or load the kernel "
+                                     kernel.rules->triton_version +
+                                     " (bundle it with this call, or load the kernel "
                                      "without the bundle)");
     }
   }
@@ -373,9 +378,9 @@ Artifact compile(const LoadedKernel& kernel, const Target& target, const Compile
     }
     // A damaged entry would fail every later compile too: move it away and build it again.
     const std::string moved = set_aside(files.cache_dir);
-    log(LogLevel::warning, error_message(site, "Triton's cache entry " + files.cache_dir + " is invalid (" + *problem +
-                                                   "); " + (moved.empty() ? "it was gone" : "set aside as " + moved) +
-                                                   ", recompiling"));
+    log(LogLevel::warning,
+        error_message(site, "Triton's cache entry " + files.cache_dir + " is invalid (" + *problem + "); " +
+                                (moved.empty() ? "it was gone" : "set aside as " + moved) + ", recompiling"));
   }
 }
 

@@ -46,9 +46,9 @@ struct DecoratorLayer {
   std::vector<TuningConfig> configs;
   std::vector<std::size_t> reset_to_zero, restore_value;
   bool user_pre_hook = false, user_post_hook = false;
-  bool prune = false;          ///< early_config_prune, perf_model or an overridden prune_configs
-  bool cache_results = false;  ///< persist results where Triton's check_disk_cache reads them
-  bool print = false;          ///< TRITON_PRINT_AUTOTUNING
+  bool prune = false;            ///< early_config_prune, perf_model or an overridden prune_configs
+  bool cache_results = false;    ///< persist results where Triton's check_disk_cache reads them
+  bool print = false;            ///< TRITON_PRINT_AUTOTUNING
   bool tune_lone_pruned = true;  ///< the one config pruning left is benchmarked all the same (Triton < 3.8)
 };
 
@@ -61,10 +61,10 @@ struct LoadedKernel {
   /// compiler module with the GIL held.
   mutable int handle = -1;
   std::shared_ptr<const SpecializationRules> rules;  ///< those of the Triton that described it
-  std::string index_fingerprint;  ///< the index record's, or "" when it is not indexed
-  const BundledKernel* bundle = nullptr;  ///< the loaded bundle's copy it was read from, if any
+  std::string index_fingerprint;                     ///< the index record's, or "" when it is not indexed
+  const BundledKernel* bundle = nullptr;             ///< the loaded bundle's copy it was read from, if any
   KernelSignature signature;
-  std::vector<ParamRule> param_rules;  ///< per parameter, in the specializer's compact form
+  std::vector<ParamRule> param_rules;        ///< per parameter, in the specializer's compact form
   std::vector<std::optional<Arg>> defaults;  ///< Arg form of each Python default, if any
   std::deque<std::string> strings;           ///< storage behind string defaults and config values
   std::vector<DecoratorLayer> layers;        ///< outermost first
@@ -77,8 +77,8 @@ enum class Facet : std::uint8_t { value, present, dtype, address, shape, strides
 /// A heuristic's value for one call, and what it read to get it.
 struct HeuristicResult {
   Arg value;
-  std::string value_text;  ///< storage behind a string value
-  bool memoizable = true;  ///< false when it read every argument
+  std::string value_text;                            ///< storage behind a string value
+  bool memoizable = true;                            ///< false when it read every argument
   std::vector<std::pair<std::size_t, Facet>> reads;  ///< parameter index, facet
 };
 

@@ -75,7 +75,6 @@ std::optional<Arg> encoded_value(const Reader& read, const nlohmann::json& d, st
   return a;
 }
 
-
 // The parameter called `name`, or -1 when the kernel has none.
 std::ptrdiff_t param_index(const KernelSignature& sig, const std::string& name) {
   for (std::size_t i = 0; i < sig.params.size(); ++i) {
@@ -176,7 +175,8 @@ DecoratorLayer parse_layer(const Reader& read, const nlohmann::json& d, LoadedKe
       // Triton 3.6 leaves out of the tuning key the names that are no parameter; so do we.
       const auto name = read.as<std::string>(n, "keys");
       described.names.push_back(name);
-      if (const auto index = param_index(k.signature, name); index >= 0) layer.keys.push_back(static_cast<std::size_t>(index));
+      if (const auto index = param_index(k.signature, name); index >= 0)
+        layer.keys.push_back(static_cast<std::size_t>(index));
     }
     const auto configs = read.field<nlohmann::json>(d, "configs");
     if (!configs.is_array() || configs.empty()) read.fail("field 'configs' is not a non-empty list");
@@ -268,8 +268,8 @@ HeuristicResult parse_heuristic_result(const LoadedKernel& kernel, std::string_v
   }
   if (!reads.is_array()) read.fail("field 'reads' is not a list");
   static constexpr std::pair<const char*, Facet> kFacets[] = {
-      {"value", Facet::value},     {"present", Facet::present}, {"dtype", Facet::dtype},   {"address", Facet::address},
-      {"shape", Facet::shape},     {"strides", Facet::strides}, {"device", Facet::device}};
+      {"value", Facet::value}, {"present", Facet::present}, {"dtype", Facet::dtype},  {"address", Facet::address},
+      {"shape", Facet::shape}, {"strides", Facet::strides}, {"device", Facet::device}};
   for (const auto& pair : reads) {
     if (!pair.is_array() || pair.size() != 2) read.fail("field 'reads' holds no [name, facet] pair");
     const auto name = read.as<std::string>(pair[0], "reads");
@@ -279,8 +279,8 @@ HeuristicResult parse_heuristic_result(const LoadedKernel& kernel, std::string_v
       result.memoizable = false;  // read a name the kernel does not have (e.g. 'grid'): nothing to key on
       continue;
     }
-    const auto facet = std::find_if(std::begin(kFacets), std::end(kFacets),
-                                    [&](const auto& f) { return facet_name == f.first; });
+    const auto facet =
+        std::find_if(std::begin(kFacets), std::end(kFacets), [&](const auto& f) { return facet_name == f.first; });
     if (facet == std::end(kFacets)) read.fail("facet '" + facet_name + "' is unknown");
     result.reads.emplace_back(static_cast<std::size_t>(index), facet->second);
   }
@@ -303,7 +303,8 @@ SpecializationRules parse_specialization_rules(std::string_view json) {
   rules.int_one_is_constexpr = read.field<bool>(answer, "int_one_is_constexpr");
   auto power_of_two = [&](const char* key) {
     const auto v = read.field<std::int64_t>(answer, key);
-    if (v < 1 || (v & (v - 1)) != 0) read.fail("give '" + std::string(key) + "' = " + std::to_string(v) + ", not a power of two");
+    if (v < 1 || (v & (v - 1)) != 0)
+      read.fail("give '" + std::string(key) + "' = " + std::to_string(v) + ", not a power of two");
     return v;
   };
   rules.int_divisibility = power_of_two("int_divisibility");
@@ -313,7 +314,8 @@ SpecializationRules parse_specialization_rules(std::string_view json) {
   for (int i = 0; i < kDTypeCount; ++i) {
     const auto& pair = pointers[i];
     if (!pair.is_array() || pair.size() != 2) read.fail("give no [plain, const] pointer type pair");
-    rules.pointer_types[i] = {read.as<std::string>(pair[0], "pointer_types"), read.as<std::string>(pair[1], "pointer_types")};
+    rules.pointer_types[i] = {read.as<std::string>(pair[0], "pointer_types"),
+                              read.as<std::string>(pair[1], "pointer_types")};
   }
   return rules;
 }

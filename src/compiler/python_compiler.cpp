@@ -75,37 +75,46 @@ std::string one_line(py::error_already_set& e) {
 [[noreturn]] void rethrow(py::error_already_set& e, const ErrorSite& site, const std::string& doing) {
   const std::string type = e.type() ? py::str(e.type().attr("__name__")).cast<std::string>() : "";
   // The bridge's own exceptions carry their message alone; others read "Type: message".
-  const bool ours = type == "KernelSourceError" || type == "KernelNotFoundError" || type == "TargetError" ||
-                    type == "CompileFailure";
+  const bool ours =
+      type == "KernelSourceError" || type == "KernelNotFoundError" || type == "TargetError" || type == "CompileFailure";
   std::string message = one_line(e);
   if (ours && message.starts_with(type + ": ")) message.erase(0, type.size() + 2);
   if (type == "KernelSourceError" || type == "KernelNotFoundError") raise<SourceError>(site, doing + ": " + message);
   if (type == "TargetError") raise<TargetError>(site, doing + ": " + message);
   if (type == "CompileFailure") raise<CompileError>(site, doing + ": " + message);
   if (type == "ModuleNotFoundError" || type == "ImportError") {
-    raise<PythonError>(site, doing + ": " + message + " (is triton installed for " + python_program() +
-                                 "? set TRITONRT_PYTHON)");
+    raise<PythonError>(
+        site, doing + ": " + message + " (is triton installed for " + python_program() + "? set TRITONRT_PYTHON)");
   }
   raise<PythonError>(site, doing + ": " + message);
 }
 
 py::object key_object(ParamSpec::Key key) {
   switch (key) {
-    case ParamSpec::Key::none: return py::none();
-    case ParamSpec::Key::plain: return py::str("");
-    case ParamSpec::Key::divisible: return py::str("D");
-    case ParamSpec::Key::one: return py::int_(1);
+    case ParamSpec::Key::none:
+      return py::none();
+    case ParamSpec::Key::plain:
+      return py::str("");
+    case ParamSpec::Key::divisible:
+      return py::str("D");
+    case ParamSpec::Key::one:
+      return py::int_(1);
   }
   return py::none();
 }
 
 py::object constexpr_object(const Arg& a, const LoadedKernel& kernel, std::size_t index) {
   switch (a.kind) {
-    case ArgKind::none: return py::make_tuple("value", py::none());
-    case ArgKind::boolean: return py::make_tuple("value", py::bool_(a.value.u != 0));
-    case ArgKind::sint: return py::make_tuple("value", py::int_(a.value.i));
-    case ArgKind::uint: return py::make_tuple("value", py::int_(a.value.u));
-    case ArgKind::real: return py::make_tuple("value", py::float_(a.value.f));
+    case ArgKind::none:
+      return py::make_tuple("value", py::none());
+    case ArgKind::boolean:
+      return py::make_tuple("value", py::bool_(a.value.u != 0));
+    case ArgKind::sint:
+      return py::make_tuple("value", py::int_(a.value.i));
+    case ArgKind::uint:
+      return py::make_tuple("value", py::int_(a.value.u));
+    case ArgKind::real:
+      return py::make_tuple("value", py::float_(a.value.f));
     case ArgKind::string: {
       PyObject* text = PyUnicode_DecodeUTF8(a.value.s, static_cast<Py_ssize_t>(a.size), "strict");
       if (text == nullptr) {
@@ -114,10 +123,13 @@ py::object constexpr_object(const Arg& a, const LoadedKernel& kernel, std::size_
       }
       return py::make_tuple("value", py::reinterpret_steal<py::str>(text));
     }
-    case ArgKind::dtype: return py::make_tuple("dtype", std::string(language_name(a.dtype)));
-    case ArgKind::python_default: return py::make_tuple("default");
+    case ArgKind::dtype:
+      return py::make_tuple("dtype", std::string(language_name(a.dtype)));
+    case ArgKind::python_default:
+      return py::make_tuple("default");
     default:
-      raise<ArgumentError>(param_site(kernel.signature, index), "internal error: " + describe(a) + " is not a constexpr value");
+      raise<ArgumentError>(param_site(kernel.signature, index),
+                           "internal error: " + describe(a) + " is not a constexpr value");
   }
 }
 
@@ -144,14 +156,22 @@ py::tuple python_arg(const LoadedKernel& kernel, const PythonArg& p) {
       return py::make_tuple(name, "pointer", py::int_(a.value.u), std::string(to_string(a.dtype)),
                             a.source == ArgSource::tensor ? "tensor" : "address", shape, strides, device, extent);
     }
-    case ArgKind::sint: return py::make_tuple(name, "int", py::int_(a.value.i));
-    case ArgKind::uint: return py::make_tuple(name, "int", py::int_(a.value.u));
-    case ArgKind::boolean: return py::make_tuple(name, "bool", py::bool_(a.value.u != 0));
-    case ArgKind::real: return py::make_tuple(name, "float", py::float_(a.value.f));
-    case ArgKind::string: return py::make_tuple(name, "str", py::bytes(a.value.s, a.size));
-    case ArgKind::dtype: return py::make_tuple(name, "dtype", std::string(language_name(a.dtype)));
-    case ArgKind::python_default: return py::make_tuple(name, "default", py::none());
-    default: return py::make_tuple(name, "none", py::none());
+    case ArgKind::sint:
+      return py::make_tuple(name, "int", py::int_(a.value.i));
+    case ArgKind::uint:
+      return py::make_tuple(name, "int", py::int_(a.value.u));
+    case ArgKind::boolean:
+      return py::make_tuple(name, "bool", py::bool_(a.value.u != 0));
+    case ArgKind::real:
+      return py::make_tuple(name, "float", py::float_(a.value.f));
+    case ArgKind::string:
+      return py::make_tuple(name, "str", py::bytes(a.value.s, a.size));
+    case ArgKind::dtype:
+      return py::make_tuple(name, "dtype", std::string(language_name(a.dtype)));
+    case ArgKind::python_default:
+      return py::make_tuple(name, "default", py::none());
+    default:
+      return py::make_tuple(name, "none", py::none());
   }
 }
 
@@ -166,14 +186,30 @@ py::list python_key(const std::vector<Arg>& key) {
   py::list out;
   for (const Arg& a : key) {
     switch (a.value_kind()) {
-      case ArgKind::sint: out.append(py::make_tuple("int", py::int_(a.value.i))); break;
-      case ArgKind::uint: out.append(py::make_tuple("int", py::int_(a.value.u))); break;
-      case ArgKind::boolean: out.append(py::make_tuple("bool", py::bool_(a.value.u != 0))); break;
-      case ArgKind::real: out.append(py::make_tuple("float", py::float_(a.value.f))); break;
-      case ArgKind::string: out.append(py::make_tuple("str", py::bytes(a.value.s, a.size))); break;
-      case ArgKind::pointer: out.append(py::make_tuple("int", py::int_(a.value.u))); break;
-      case ArgKind::dtype: out.append(py::make_tuple("str", py::bytes(std::string(dtype_text(a.dtype, a.source))))); break;
-      default: out.append(py::make_tuple("none", py::none())); break;
+      case ArgKind::sint:
+        out.append(py::make_tuple("int", py::int_(a.value.i)));
+        break;
+      case ArgKind::uint:
+        out.append(py::make_tuple("int", py::int_(a.value.u)));
+        break;
+      case ArgKind::boolean:
+        out.append(py::make_tuple("bool", py::bool_(a.value.u != 0)));
+        break;
+      case ArgKind::real:
+        out.append(py::make_tuple("float", py::float_(a.value.f)));
+        break;
+      case ArgKind::string:
+        out.append(py::make_tuple("str", py::bytes(a.value.s, a.size)));
+        break;
+      case ArgKind::pointer:
+        out.append(py::make_tuple("int", py::int_(a.value.u)));
+        break;
+      case ArgKind::dtype:
+        out.append(py::make_tuple("str", py::bytes(std::string(dtype_text(a.dtype, a.source)))));
+        break;
+      default:
+        out.append(py::make_tuple("none", py::none()));
+        break;
     }
   }
   return out;
@@ -247,14 +283,15 @@ CompiledFiles PythonCompiler::compile(const LoadedKernel& kernel, const Target& 
     py::list spec;
     for (std::size_t i = 0; i < params.size(); ++i) {
       const auto& p = params[i];
-      spec.append(py::make_tuple(p.type, p.type == "constexpr" ? constexpr_object(p.value, kernel, i) : key_object(p.key)));
+      spec.append(
+          py::make_tuple(p.type, p.type == "constexpr" ? constexpr_object(p.value, kernel, i) : key_object(p.key)));
     }
     py::dict opts;
     for_each_option(options, [&](const char* name, const auto& value) {
       if (value) opts[name] = *value;
     });
-    const py::tuple result = bridge_module().attr("compile")(handle(kernel), target.backend, target.arch,
-                                                             target.warp_size, spec, opts);
+    const py::tuple result =
+        bridge_module().attr("compile")(handle(kernel), target.backend, target.arch, target.warp_size, spec, opts);
     files.metadata_json = result[0].cast<std::string>();
     files.binary = result[1].cast<std::string>();
     files.binary_kind = result[2].cast<std::string>();
@@ -309,7 +346,8 @@ void PythonCompiler::run_hook(const LoadedKernel& kernel, std::size_t layer, con
     bridge_module().attr("run_hook")(handle(kernel), layer, which, python_args(kernel, args),
                                      py::int_(reinterpret_cast<std::uintptr_t>(stream)), config, reset_only);
   } catch (py::error_already_set& e) {
-    rethrow(e, {kernel.signature.name}, std::string("the autotuner's ") + (std::string(which) == "config" ? "config pre_hook" : which) + " raised");
+    rethrow(e, {kernel.signature.name},
+            std::string("the autotuner's ") + (std::string(which) == "config" ? "config pre_hook" : which) + " raised");
   }
 }
 
@@ -318,8 +356,8 @@ std::optional<std::vector<std::optional<std::vector<double>>>> PythonCompiler::r
     const std::vector<std::size_t>& configs) {
   py::gil_scoped_acquire gil;
   try {
-    const py::object found = bridge_module().attr("read_tuning")(handle(kernel), layer, target.backend, target.arch,
-                                                                 target.warp_size, python_key(key), python_indices(configs));
+    const py::object found = bridge_module().attr("read_tuning")(
+        handle(kernel), layer, target.backend, target.arch, target.warp_size, python_key(key), python_indices(configs));
     if (found.is_none()) return std::nullopt;
     return found.cast<std::vector<std::optional<std::vector<double>>>>();
   } catch (py::error_already_set& e) {

@@ -17,7 +17,8 @@ class PythonCompiler final : public Compiler {
                         const std::vector<CompileParam>& params) override;
   std::string run_heuristic(const LoadedKernel& kernel, std::size_t layer, const std::string& name,
                             const std::vector<PythonArg>& args) override;
-  std::vector<std::size_t> prune_configs(const LoadedKernel& kernel, std::size_t layer, const std::vector<PythonArg>& args,
+  std::vector<std::size_t> prune_configs(const LoadedKernel& kernel, std::size_t layer,
+                                         const std::vector<PythonArg>& args,
                                          const std::vector<std::size_t>& given) override;
   void run_hook(const LoadedKernel& kernel, std::size_t layer, const char* which, const std::vector<PythonArg>& args,
                 void* stream, std::ptrdiff_t config, bool reset_only) override;

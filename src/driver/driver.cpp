@@ -17,15 +17,16 @@ Driver::Driver() {
   void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (lib == nullptr) {
     const char* why = dlerror();
-    throw DriverError(error_message({}, std::string("the CUDA driver (libcuda.so.1) could not be loaded: ") +
-                                            (why ? why : "unknown reason") +
-                                            "; a GPU and its driver are needed to launch kernels"),
-                      CUDA_ERROR_NO_DEVICE);
+    throw DriverError(
+        error_message({}, std::string("the CUDA driver (libcuda.so.1) could not be loaded: ") +
+                              (why ? why : "unknown reason") + "; a GPU and its driver are needed to launch kernels"),
+        CUDA_ERROR_NO_DEVICE);
   }
   get_proc_ = reinterpret_cast<GetProcAddress>(dlsym(lib, "cuGetProcAddress_v2"));
   if (get_proc_ == nullptr) {
-    throw DriverError(error_message({}, "the CUDA driver is too old (no cuGetProcAddress_v2); CUDA 12 or newer is needed"),
-                      CUDA_ERROR_NOT_SUPPORTED);
+    throw DriverError(
+        error_message({}, "the CUDA driver is too old (no cuGetProcAddress_v2); CUDA 12 or newer is needed"),
+        CUDA_ERROR_NOT_SUPPORTED);
   }
 #define TRITONRT_DRIVER_ENTRY(name) name = reinterpret_cast<decltype(name)>(entry(#name));
 #include "driver/entries.inc"

@@ -15,7 +15,8 @@ class Driver {
   /// Loads libcuda and calls cuInit once; throws DriverError when either fails. Inline:
   /// every launch asks, and after the first call it is one load.
   static Driver& get() {
-    if (Driver* d = loaded_.load(std::memory_order_acquire)) [[likely]] return *d;
+    if (Driver* d = loaded_.load(std::memory_order_acquire)) [[likely]]
+      return *d;
     return load();
   }
 
@@ -46,9 +47,9 @@ class Driver {
 }  // namespace tritonrt::detail
 
 /// Checks a driver call; the message (with `context`, evaluated lazily) is built only on failure.
-#define TRITONRT_CU_CHECK(driver, call, context)                       \
-  do {                                                                 \
-    const CUresult tritonrt_result_ = (driver).call;                   \
-    if (tritonrt_result_ != CUDA_SUCCESS) [[unlikely]]                 \
-      (driver).fail(tritonrt_result_, #call, (context));               \
+#define TRITONRT_CU_CHECK(driver, call, context)         \
+  do {                                                   \
+    const CUresult tritonrt_result_ = (driver).call;     \
+    if (tritonrt_result_ != CUDA_SUCCESS) [[unlikely]]   \
+      (driver).fail(tritonrt_result_, #call, (context)); \
   } while (0)

@@ -67,7 +67,8 @@ bool set_option(CompileOptions& options, std::string_view name, const Arg& value
     using T = typename std::remove_reference_t<decltype(field)>::value_type;
     const ArgKind kind = value.value_kind();
     if constexpr (std::is_same_v<T, bool>) {
-      if (kind != ArgKind::boolean) raise<ArgumentError>(site, std::string(option) + " must be a bool, got " + describe(value));
+      if (kind != ArgKind::boolean)
+        raise<ArgumentError>(site, std::string(option) + " must be a bool, got " + describe(value));
       field = value.value.u != 0;
     } else {
       const bool integer = kind == ArgKind::sint || kind == ArgKind::uint;
@@ -85,12 +86,12 @@ bool set_option(CompileOptions& options, std::string_view name, const Arg& value
 // only called to build that error.
 template <class Describe>
 void merge_options(CompileOptions& into, const CompileOptions& from, const ErrorSite& site, Describe&& by) {
-#define TRITONRT_MERGE_OPTION(type, name)                                                                   \
-  if (from.name) {                                                                                         \
-    if (into.name && *into.name != *from.name) {                                                           \
+#define TRITONRT_MERGE_OPTION(type, name)                                                                              \
+  if (from.name) {                                                                                                     \
+    if (into.name && *into.name != *from.name) {                                                                       \
       raise<ArgumentError>(site, std::string(#name) + " is set by " + by() + "; the call's LaunchConfig sets it too"); \
-    }                                                                                                      \
-    into.name = from.name;                                                                                 \
+    }                                                                                                                  \
+    into.name = from.name;                                                                                             \
   }
   TRITONRT_COMPILE_OPTIONS(TRITONRT_MERGE_OPTION)
 #undef TRITONRT_MERGE_OPTION
@@ -108,7 +109,8 @@ void JitFunction::Impl::bind_call(std::span<const Arg> given, Resolution& r) con
   const auto& sig = kernel.signature;
   const auto& call = kernel.call_params;
   if (given.size() > call.size()) {
-    detail::raise<ArgumentError>({sig.name}, "takes " + std::to_string(call.size()) + " arguments (its decorators set " +
+    detail::raise<ArgumentError>({sig.name}, "takes " + std::to_string(call.size()) +
+                                                 " arguments (its decorators set " +
                                                  std::to_string(param_count - call.size()) + " more), " +
                                                  std::to_string(given.size()) + " were given");
   }
@@ -314,8 +316,8 @@ std::unique_ptr<detail::MemoEntry> from_stored_form(const std::string& text, std
 
 // What heuristic `memo`'s stored values are found by on `device`.
 std::string stored_key(std::size_t memo, const detail::DeviceContext& device) {
-  return "heuristic " + std::to_string(memo) + "|" + device.target.str() + "|" + std::to_string(device.multiprocessors) +
-         " SMs";
+  return "heuristic " + std::to_string(memo) + "|" + device.target.str() + "|" +
+         std::to_string(device.multiprocessors) + " SMs";
 }
 
 }  // namespace
@@ -383,16 +385,24 @@ Arg JitFunction::Impl::heuristic_miss(std::size_t layer, std::size_t index, std:
     const Arg& a = r.args[param];
     detail::MemoEntry::Read read{param, facet, {}, {}};
     switch (facet) {
-      case Facet::value: read.found = detail::kept(a, entry->strings); break;
-      case Facet::present: read.found.value.u = a.kind != ArgKind::unset; break;
+      case Facet::value:
+        read.found = detail::kept(a, entry->strings);
+        break;
+      case Facet::present:
+        read.found.value.u = a.kind != ArgKind::unset;
+        break;
       case Facet::dtype:
-      case Facet::address: read.found = a; break;
+      case Facet::address:
+        read.found = a;
+        break;
       case Facet::device:
         read.found.value.i = a.source == ArgSource::tensor
                                  ? shapes[param].device
                                  : (r.context != nullptr ? static_cast<int>(r.context->device.device) : -1);
         break;
-      case Facet::shape: read.dims.assign(shapes[param].sizes, shapes[param].sizes + std::max(0, shapes[param].dims)); break;
+      case Facet::shape:
+        read.dims.assign(shapes[param].sizes, shapes[param].sizes + std::max(0, shapes[param].dims));
+        break;
       case Facet::strides:
         read.dims.assign(shapes[param].strides, shapes[param].strides + std::max(0, shapes[param].dims));
         break;
@@ -401,8 +411,10 @@ Arg JitFunction::Impl::heuristic_miss(std::size_t layer, std::size_t index, std:
   }
   if (!result.memoizable) {
     // It read every argument: nothing to key a memo on. The value serves this call only.
-    detail::log(detail::LogLevel::debug, detail::error_message({kernel.signature.name}, "heuristic '" + name +
-                                                               "' reads every argument: it runs in Python on every call"));
+    detail::log(
+        detail::LogLevel::debug,
+        detail::error_message({kernel.signature.name},
+                              "heuristic '" + name + "' reads every argument: it runs in Python on every call"));
     return detail::kept(entry->value, r.strings);
   }
   if (!key.empty()) {
@@ -534,8 +546,9 @@ std::size_t JitFunction::Impl::tune(std::size_t layer, std::vector<Arg> key, std
                                     JitFunction& fn) {
   const detail::ErrorSite site{kernel.signature.name};
   if (r.context == nullptr || r.launch == nullptr) {
-    detail::raise<ArgumentError>(site, "is autotuned: which config it compiles to is decided by tuning on a GPU; "
-                                       "compile_configs() compiles each config for a target");
+    detail::raise<ArgumentError>(site,
+                                 "is autotuned: which config it compiles to is decided by tuning on a GPU; "
+                                 "compile_configs() compiles each config for a target");
   }
   // One tuning per key, however many threads ask at once; the others wait for its choice.
   std::string flight = std::to_string(layer) + "|";
@@ -549,7 +562,8 @@ std::size_t JitFunction::Impl::tune(std::size_t layer, std::vector<Arg> key, std
     detail::GilReleased unlocked;
     std::lock_guard lock(r.state.mutex);
     for (const detail::TuningEntry* entry : r.state.tunings[layer].entries()) {
-      if (entry->hash == hash && std::equal(key.begin(), key.end(), entry->key.begin(), entry->key.end(), detail::same_value)) {
+      if (entry->hash == hash &&
+          std::equal(key.begin(), key.end(), entry->key.begin(), entry->key.end(), detail::same_value)) {
         return entry->config;
       }
     }
@@ -594,8 +608,9 @@ std::size_t JitFunction::Impl::run_tuning(std::size_t layer, const std::vector<A
   const detail::ErrorSite site{kernel.signature.name};
   void* const stream = r.launch->stream;
   if (detail::is_capturing(stream)) {
-    detail::raise<ArgumentError>(site, "needs tuning for key " + key_text(key) + ", which cannot run inside a CUDA "
-                                       "graph capture: launch it once before capturing");
+    detail::raise<ArgumentError>(site, "needs tuning for key " + key_text(key) +
+                                           ", which cannot run inside a CUDA "
+                                           "graph capture: launch it once before capturing");
   }
   const bool verbose = tuner.print || detail::log_enabled(detail::LogLevel::info);
   auto say = [&](const std::string& message) {
@@ -609,7 +624,8 @@ std::size_t JitFunction::Impl::run_tuning(std::size_t layer, const std::vector<A
   // taken as Triton takes its in-memory one (no pruning, no timing, no Python).
   const std::string choice_key = "autotune " + std::to_string(layer) + "|" + target.str() + "|" + key_text(key);
   if (const auto stored = detail::indexed_choice(kernel, layer, choice_key)) {
-    say("tuning result for key " + key_text(key) + " read from " + stored->where + ": " + tuner.configs[stored->config].text);
+    say("tuning result for key " + key_text(key) + " read from " + stored->where + ": " +
+        tuner.configs[stored->config].text);
     return stored->config;
   }
 
@@ -617,13 +633,13 @@ std::size_t JitFunction::Impl::run_tuning(std::size_t layer, const std::vector<A
   const std::vector<std::size_t> candidates = this->candidates(layer, r);
   // Pruning left one config: Triton from 3.8 takes it without timing it (nor recording it).
   if (candidates.size() == 1 && !tuner.tune_lone_pruned) return candidates[0];
-  const bool hooks_in_configs = std::any_of(candidates.begin(), candidates.end(),
-                                            [&](std::size_t c) { return tuner.configs[c].pre_hook; });
+  const bool hooks_in_configs =
+      std::any_of(candidates.begin(), candidates.end(), [&](std::size_t c) { return tuner.configs[c].pre_hook; });
   const bool persist = tuner.cache_results && !key.empty() && !hooks_in_configs;
 
-  std::vector<std::array<double, 3>> timings(candidates.size(), {std::numeric_limits<double>::infinity(),
-                                                                   std::numeric_limits<double>::infinity(),
-                                                                   std::numeric_limits<double>::infinity()});
+  std::vector<std::array<double, 3>> timings(
+      candidates.size(), {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity(),
+                          std::numeric_limits<double>::infinity()});
   std::vector<std::string> failures;
   bool from_file = false;
   if (persist) {
@@ -656,7 +672,8 @@ std::size_t JitFunction::Impl::run_tuning(std::size_t layer, const std::vector<A
       for (const std::size_t p : tuner.restore_value) restored.push_back(extent(p, "restore_value"));
     }
     std::vector<std::unique_ptr<detail::StreamBuffer>> copies;
-    for (const auto& [address, bytes] : restored) copies.push_back(std::make_unique<detail::StreamBuffer>(bytes, stream));
+    for (const auto& [address, bytes] : restored)
+      copies.push_back(std::make_unique<detail::StreamBuffer>(bytes, stream));
 
     for (std::size_t i = 0; i < candidates.size(); ++i) {
       const std::size_t c = candidates[i];
@@ -688,7 +705,8 @@ std::size_t JitFunction::Impl::run_tuning(std::size_t layer, const std::vector<A
       } catch (const Error& e) {
         // As Triton: a config that does not compile or does not fit the device is skipped.
         const auto* driver = dynamic_cast<const DriverError*>(&e);
-        const bool skip = dynamic_cast<const CompileError*>(&e) != nullptr || dynamic_cast<const ResourceError*>(&e) != nullptr ||
+        const bool skip = dynamic_cast<const CompileError*>(&e) != nullptr ||
+                          dynamic_cast<const ResourceError*>(&e) != nullptr ||
                           (driver != nullptr && driver->code() == kLaunchOutOfResources);
         if (!skip) throw;
         failures.push_back("{" + config.text + "}: " + e.what());
@@ -709,7 +727,8 @@ std::size_t JitFunction::Impl::run_tuning(std::size_t layer, const std::vector<A
     if (tuner.user_pre_hook) {
       run_hook(layer, "pre_hook", r, -1, true);
     } else {
-      for (const std::size_t p : tuner.reset_to_zero) detail::zero_async(r.args[p].value.u, extent_of(r.args[p]), stream);
+      for (const std::size_t p : tuner.reset_to_zero)
+        detail::zero_async(r.args[p].value.u, extent_of(r.args[p]), stream);
     }
     if (persist) {
       std::vector<std::vector<double>> stored;

@@ -48,8 +48,8 @@ struct MemoEntry {
   struct Read {
     std::size_t param;
     Facet facet;
-    Arg found;                        ///< value, present (as boolean), dtype, address, device
-    std::vector<std::int64_t> dims;   ///< shape or strides
+    Arg found;                       ///< value, present (as boolean), dtype, address, device
+    std::vector<std::int64_t> dims;  ///< shape or strides
   };
   std::vector<Read> reads;
   Arg value;
@@ -68,9 +68,9 @@ struct TuningEntry {
 struct DecoratorState {
   explicit DecoratorState(const LoadedKernel& kernel);
 
-  std::mutex mutex;                             ///< serializes adds and the in-flight map
-  std::vector<Published<MemoEntry>> memos;      ///< per heuristic, over all layers in order
-  std::vector<Published<TuningEntry>> tunings;  ///< per layer (autotune layers use theirs)
+  std::mutex mutex;                                                         ///< serializes adds and the in-flight map
+  std::vector<Published<MemoEntry>> memos;                                  ///< per heuristic, over all layers in order
+  std::vector<Published<TuningEntry>> tunings;                              ///< per layer (autotune layers use theirs)
   std::map<std::string, std::shared_future<std::size_t>> tuning_in_flight;  ///< per layer and key
 };
 

@@ -75,7 +75,8 @@ struct JitFunction::ResolvedArgs {
   CompileOptions options;
 };
 
-std::unique_ptr<JitFunction::ResolvedArgs> JitFunction::resolve_for_target(const CompileOptions& options, std::span<const Arg> given) {
+std::unique_ptr<JitFunction::ResolvedArgs> JitFunction::resolve_for_target(const CompileOptions& options,
+                                                                           std::span<const Arg> given) {
   auto out = std::make_unique<ResolvedArgs>();
   out->options = options;
   out->args = given;
@@ -119,10 +120,10 @@ std::shared_ptr<const Artifact> JitFunction::compile_packed(const Target& target
 }
 
 std::vector<ConfigArtifact> JitFunction::compile_configs_packed(const Target& target, const CompileOptions& options,
-                                                               std::span<const Arg> given) {
+                                                                std::span<const Arg> given) {
   auto& layers = impl_->kernel.layers;
-  const auto tuner = std::find_if(layers.begin(), layers.end(),
-                                  [](const auto& l) { return l.kind == Decorator::Kind::autotune; });
+  const auto tuner =
+      std::find_if(layers.begin(), layers.end(), [](const auto& l) { return l.kind == Decorator::Kind::autotune; });
   if (tuner == layers.end()) detail::raise<ArgumentError>({signature_.name}, "is not autotuned: it has no configs");
   const auto layer = static_cast<std::size_t>(tuner - layers.begin());
   // Each config the autotuner would try (after its pruning), with the decorators outside it

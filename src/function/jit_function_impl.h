@@ -43,9 +43,9 @@ struct ContextKernels {
 struct CallFrame {
   alignas(Arg) std::byte bound_storage[sizeof(Arg) * kMaxParams];  ///< arguments with defaults applied
   alignas(8) ParamCode codes[kMaxParams + 3];  ///< zero-padded to whole 8-byte words (see padded_codes)
-  std::uint64_t slots[kMaxParams];      ///< converted floating-point arguments, by argument index
-  void* kernel_params[kMaxParams + 2];  ///< what cuLaunchKernel reads: runtime args, then scratch
-                                        ///< (pointing into `args` and `slots`, both live until it returns)
+  std::uint64_t slots[kMaxParams];             ///< converted floating-point arguments, by argument index
+  void* kernel_params[kMaxParams + 2];         ///< what cuLaunchKernel reads: runtime args, then scratch
+                                               ///< (pointing into `args` and `slots`, both live until it returns)
   std::size_t kernel_param_count;
   std::span<const Arg> args;  ///< the call's arguments, defaults applied
   std::uint64_t hash;
@@ -109,7 +109,8 @@ struct JitFunction::Impl {
   /// The configs of autotune layer `layer` a call tries: all, or those its pruning keeps.
   std::vector<std::size_t> candidates(std::size_t layer, const Resolution& r) const;
   Candidate prepare_candidate(std::size_t layer, std::size_t config, const Resolution& r, JitFunction& fn);
-  void run_hook(std::size_t layer, const char* which, const Resolution& r, std::ptrdiff_t config, bool reset_only) const;
+  void run_hook(std::size_t layer, const char* which, const Resolution& r, std::ptrdiff_t config,
+                bool reset_only) const;
 
   /// Triton's specialization of a call whose every argument is bound (no decorators).
   Specialization specialize(const KernelSignature& sig, std::span<const Arg> args) const;
@@ -162,8 +163,13 @@ struct JitFunction::Impl::Resolution {
       : args(a), options(o), state(s), context(c) {}
   /// A copy of `from` (presence and order) over other storage: a config's trial.
   Resolution(Arg* a, CompileOptions& o, const Resolution& from)
-      : args(a), options(o), state(from.state), context(from.context), count(from.count),
-        passed_count(from.passed_count), launch(from.launch) {
+      : args(a),
+        options(o),
+        state(from.state),
+        context(from.context),
+        count(from.count),
+        passed_count(from.passed_count),
+        launch(from.launch) {
     std::copy(from.passed, from.passed + from.count, passed);
     std::copy(from.order, from.order + from.passed_count, order);
   }
@@ -172,8 +178,8 @@ struct JitFunction::Impl::Resolution {
   CompileOptions& options;
   detail::DecoratorState& state;
   detail::ContextKernels* context;  ///< the launch's device context; null for explicit targets
-  std::size_t count = 0;                   ///< parameters, as bind_call set them up
-  bool passed[detail::kMaxParams];         ///< only the first `count` are written
+  std::size_t count = 0;            ///< parameters, as bind_call set them up
+  bool passed[detail::kMaxParams];  ///< only the first `count` are written
   std::uint16_t order[detail::kMaxParams];
   std::size_t passed_count = 0;
   const LaunchConfig* launch = nullptr;  ///< the launch's grid and stream (null: no launch)
@@ -226,7 +232,8 @@ bool JitFunction::Impl::matches(const KernelSignature& sig, std::span<const Arg>
                                 detail::CallFrame& call) const {
   using namespace detail;
   const std::size_t n = param_count;
-  if (given.size() != n || !(options == expected.options)) [[unlikely]] return false;  // defaults: the full path
+  if (given.size() != n || !(options == expected.options)) [[unlikely]]
+    return false;  // defaults: the full path
   call.args = given;
   const SpecializationRules& rules = *triton_rules;
   const HotRules hot(rules);

@@ -10,7 +10,8 @@
 namespace tritonrt {
 
 void JitFunction::launch_packed(const LaunchConfig& config, std::span<const Arg> given) {
-  if (!impl_->kernel.layers.empty()) [[unlikely]] return launch_decorated(config, given);
+  if (!impl_->kernel.layers.empty()) [[unlikely]]
+    return launch_decorated(config, given);
   detail::CallFrame call;
   const detail::OptionsKey options(config.options);
   const CUcontext ctx = detail::launch_context(config.stream);
@@ -46,7 +47,8 @@ void JitFunction::launch_decorated(const LaunchConfig& config, std::span<const A
                         config.stream, signature_.name);
 }
 
-std::shared_ptr<const Artifact> JitFunction::artifact_for_packed(const LaunchConfig& config, std::span<const Arg> given) {
+std::shared_ptr<const Artifact> JitFunction::artifact_for_packed(const LaunchConfig& config,
+                                                                 std::span<const Arg> given) {
   detail::CallFrame call;
   const CUcontext ctx = detail::launch_context(config.stream);
   CompileOptions resolved = config.options;
@@ -78,7 +80,8 @@ const detail::CacheEntry* JitFunction::Impl::find_or_load(JitFunction& fn, const
 detail::ContextKernels& JitFunction::Impl::context_for(CUcontext ctx) {
   detail::ContextKernels* c = contexts.load(std::memory_order_acquire);
   while (c != nullptr && c->device.context != ctx) c = c->next;
-  if (c != nullptr) [[likely]] return *c;
+  if (c != nullptr) [[likely]]
+    return *c;
   // First launch in this context: describe it (another thread may have meanwhile).
   detail::GilReleased unlocked;
   std::lock_guard lock(launch_mutex);

@@ -28,7 +28,9 @@ class Event {
   Event(Event&& other) noexcept : event_(other.event_) { other.event_ = nullptr; }
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
-  void record(CUstream stream) { TRITONRT_CU_CHECK(Driver::get(), cuEventRecord(event_, stream), "recording a timing event"); }
+  void record(CUstream stream) {
+    TRITONRT_CU_CHECK(Driver::get(), cuEventRecord(event_, stream), "recording a timing event");
+  }
   // Milliseconds from this event to `end`.
   double until(const Event& end) const {
     float ms = 0;
@@ -49,7 +51,9 @@ class FlushBuffer {
   ~FlushBuffer() { (void)Driver::get().cuMemFreeAsync(buffer_, stream_); }
   FlushBuffer(const FlushBuffer&) = delete;
   FlushBuffer& operator=(const FlushBuffer&) = delete;
-  void flush() { TRITONRT_CU_CHECK(Driver::get(), cuMemsetD32Async(buffer_, 0, kFlushWords, stream_), "flushing the L2 cache"); }
+  void flush() {
+    TRITONRT_CU_CHECK(Driver::get(), cuMemsetD32Async(buffer_, 0, kFlushWords, stream_), "flushing the L2 cache");
+  }
 
  private:
   CUstream stream_;
@@ -58,7 +62,8 @@ class FlushBuffer {
 
 }  // namespace
 
-std::array<double, 3> benchmark(const std::function<void()>& run, void* stream_handle, double warmup_ms, double rep_ms) {
+std::array<double, 3> benchmark(const std::function<void()>& run, void* stream_handle, double warmup_ms,
+                                double rep_ms) {
   auto& d = Driver::get();
   const auto stream = static_cast<CUstream>(stream_handle);
   auto sync = [&] { TRITONRT_CU_CHECK(d, cuStreamSynchronize(stream), "waiting for a timed run"); };

@@ -45,9 +45,9 @@ DeviceContext DeviceContext::describe(CUcontext ctx) {
   for (int i = 0; i < 3; ++i) {
     TRITONRT_CU_CHECK(d, cuDeviceGetAttribute(&dc.max_grid[i], grid_attrs[i], dc.device), "reading grid limits");
   }
-  TRITONRT_CU_CHECK(d, cuDeviceGetAttribute(&dc.max_shared_optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-                                            dc.device),
-                    "reading the shared memory limit");
+  TRITONRT_CU_CHECK(
+      d, cuDeviceGetAttribute(&dc.max_shared_optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dc.device),
+      "reading the shared memory limit");
   TRITONRT_CU_CHECK(d, cuDeviceGetAttribute(&dc.multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dc.device),
                     "reading the multiprocessor count");
   return dc;

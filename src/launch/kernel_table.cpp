@@ -8,10 +8,14 @@ bool same_constexpr(const Arg& a, const Arg& b) noexcept {
   if (a.kind != b.kind) return false;
   switch (a.kind) {
     case ArgKind::none:
-    case ArgKind::python_default: return true;
-    case ArgKind::string: return a.size == b.size && std::memcmp(a.value.s, b.value.s, a.size) == 0;
-    case ArgKind::dtype: return a.dtype == b.dtype;
-    default: return a.value.u == b.value.u;
+    case ArgKind::python_default:
+      return true;
+    case ArgKind::string:
+      return a.size == b.size && std::memcmp(a.value.s, b.value.s, a.size) == 0;
+    case ArgKind::dtype:
+      return a.dtype == b.dtype;
+    default:
+      return a.value.u == b.value.u;
   }
 }
 

@@ -28,7 +28,7 @@ inline std::span<const ParamCode> padded_codes(const ParamCode* codes, std::size
 struct CacheEntry {
   std::uint64_t hash = 0;
   std::vector<ParamCode> codes;  ///< zero-padded to whole words
-  std::vector<Arg> constexprs;  ///< per parameter; meaningful for constexpr ones
+  std::vector<Arg> constexprs;   ///< per parameter; meaningful for constexpr ones
   std::vector<std::uint16_t> constexpr_indices;
   std::vector<std::string> strings;  ///< owned copies behind string constexprs
   OptionsKey options{CompileOptions{}};
@@ -38,7 +38,8 @@ struct CacheEntry {
   CacheEntry(std::uint64_t hash, std::span<const ParamCode> codes, std::span<const Arg> args, const OptionsKey& options,
              LoadedFunction kernel);
   /// Whether a call (codes padded) has exactly this entry's key.
-  [[gnu::always_inline]] inline bool matches(std::span<const ParamCode> codes, std::span<const Arg> args, const OptionsKey& options) const;
+  [[gnu::always_inline]] inline bool matches(std::span<const ParamCode> codes, std::span<const Arg> args,
+                                             const OptionsKey& options) const;
 };
 
 class KernelTable {
@@ -82,7 +83,7 @@ std::uint64_t constexpr_bits(const Arg& a) noexcept;
 }
 
 inline bool CacheEntry::matches(std::span<const ParamCode> call_codes, std::span<const Arg> args,
-                         const OptionsKey& call_options) const {
+                                const OptionsKey& call_options) const {
   static_assert(sizeof(ParamCode) == 2 && std::is_trivially_copyable_v<ParamCode>);
   if (call_codes.size() != codes.size() || !(call_options == options)) return false;
   // Whole words (a call to memcmp costs more for these few bytes).

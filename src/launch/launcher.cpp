@@ -79,7 +79,8 @@ void launch_kernel_general(const LoadedFunction& k, const DeviceContext& dc, con
     const std::int64_t aligns[2] = {k.global_scratch_align, k.profile_scratch_align};
     for (int s = 0; s < 2; ++s) {
       if (sizes[s] <= 0) continue;
-      void* buffer = scratch.acquire(static_cast<std::size_t>(programs * sizes[s]), static_cast<std::size_t>(aligns[s]));
+      void* buffer =
+          scratch.acquire(static_cast<std::size_t>(programs * sizes[s]), static_cast<std::size_t>(aligns[s]));
       scratch_slots[s] = reinterpret_cast<std::uint64_t>(buffer);
     }
   }
@@ -95,7 +96,8 @@ void launch_kernel_general(const LoadedFunction& k, const DeviceContext& dc, con
       !k.launch_pdl && !k.launch_cooperative_grid && k.num_ctas == 1
           ? d.cuLaunchKernel(k.function, gx, gy, gz, k.block_x, 1, 1, k.shared, cu_stream, params, nullptr)
           : launch_with_attributes(k, gx, gy, gz, cu_stream, params);
-  if (result != CUDA_SUCCESS) [[unlikely]] launch_failed(result, kernel);
+  if (result != CUDA_SUCCESS) [[unlikely]]
+    launch_failed(result, kernel);
 }
 
 }  // namespace tritonrt::detail

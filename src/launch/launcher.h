@@ -25,7 +25,8 @@ void launch_kernel_general(const LoadedFunction& k, const DeviceContext& dc, con
 /// pointers (`count` of them) and has room for the two scratch pointers appended here.
 /// Inline for the common kernel (no scratch, no launch attributes) on a grid in range.
 [[gnu::always_inline]] inline void launch_kernel(const LoadedFunction& k, const DeviceContext& dc, const Grid& grid,
-                                                 void** params, std::size_t count, void* stream, std::string_view kernel) {
+                                                 void** params, std::size_t count, void* stream,
+                                                 std::string_view kernel) {
   const bool in_range = grid.x > 0 && grid.y > 0 && grid.z > 0 && grid.x <= dc.max_grid[0] &&
                         grid.y <= dc.max_grid[1] && grid.z <= dc.max_grid[2];
   if (!k.plain || !in_range) [[unlikely]] {
@@ -35,11 +36,11 @@ void launch_kernel_general(const LoadedFunction& k, const DeviceContext& dc, con
   // No scratch: both scratch pointers are null, read from here.
   static constexpr std::uint64_t kNoScratch = 0;
   params[count] = params[count + 1] = const_cast<std::uint64_t*>(&kNoScratch);
-  const CUresult result =
-      Driver::get().cuLaunchKernel(k.function, static_cast<unsigned>(grid.x), static_cast<unsigned>(grid.y),
-                                   static_cast<unsigned>(grid.z), k.block_x, 1, 1, k.shared, static_cast<CUstream>(stream),
-                                   params, nullptr);
-  if (result != CUDA_SUCCESS) [[unlikely]] launch_failed(result, kernel);
+  const CUresult result = Driver::get().cuLaunchKernel(
+      k.function, static_cast<unsigned>(grid.x), static_cast<unsigned>(grid.y), static_cast<unsigned>(grid.z),
+      k.block_x, 1, 1, k.shared, static_cast<CUstream>(stream), params, nullptr);
+  if (result != CUDA_SUCCESS) [[unlikely]]
+    launch_failed(result, kernel);
 }
 
 }  // namespace tritonrt::detail

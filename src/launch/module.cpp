@@ -11,7 +11,8 @@ ModuleHandle::~ModuleHandle() {
   if (module != nullptr) (void)Driver::get().cuModuleUnload(module);
 }
 
-LoadedFunction load_function(const DeviceContext& dc, std::shared_ptr<const Artifact> artifact, std::string_view kernel) {
+LoadedFunction load_function(const DeviceContext& dc, std::shared_ptr<const Artifact> artifact,
+                             std::string_view kernel) {
   auto& d = Driver::get();
   const auto& m = artifact->metadata;
   const ErrorSite site{kernel};
@@ -48,8 +49,9 @@ LoadedFunction load_function(const DeviceContext& dc, std::shared_ptr<const Arti
     TRITONRT_CU_CHECK(d, cuFuncSetCacheConfig(f.function, CU_FUNC_CACHE_PREFER_SHARED), "configuring " + where);
     TRITONRT_CU_CHECK(d, cuFuncGetAttribute(&shared_static, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f.function),
                       "querying " + where);
-    TRITONRT_CU_CHECK(d, cuFuncSetAttribute(f.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                            dc.max_shared_optin - shared_static),
+    TRITONRT_CU_CHECK(d,
+                      cuFuncSetAttribute(f.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                         dc.max_shared_optin - shared_static),
                       "opting " + where + " into large shared memory");
   }
   if (m.num_ctas == 16) {

@@ -41,6 +41,7 @@ struct LoadedFunction {
 
 /// Loads `artifact` into `dc`'s context; throws TargetError for a binary of another
 /// backend, ResourceError when the device cannot run it, DriverError when loading fails.
-LoadedFunction load_function(const DeviceContext& dc, std::shared_ptr<const Artifact> artifact, std::string_view kernel);
+LoadedFunction load_function(const DeviceContext& dc, std::shared_ptr<const Artifact> artifact,
+                             std::string_view kernel);
 
 }  // namespace tritonrt::detail

@@ -34,7 +34,9 @@ constexpr std::size_t kMaxHeader = 256;
 class MappedBundle {
  public:
   explicit MappedBundle(const std::filesystem::path& path) : path_(path) {
-    const auto fail = [&](const std::string& why) { raise<ArtifactError>({}, "the bundle " + path.string() + " " + why); };
+    const auto fail = [&](const std::string& why) {
+      raise<ArtifactError>({}, "the bundle " + path.string() + " " + why);
+    };
     // O_NONBLOCK: a FIFO given by mistake must not block the open (it is refused below).
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) fail("cannot be opened: " + std::error_code(errno, std::generic_category()).message());
@@ -79,8 +81,8 @@ class MappedBundle {
     // Copied before it is checked, so that what is read is what was checked.
     const std::string entry(bytes(kernel.entry_offset, kernel.entry_size));
     const auto fail = [&](const std::string& why) {
-      raise<ArtifactError>({kernel.name}, "the bundle " + path_.string() + " is damaged: its entry for " +
-                                              kernel.identity + " " + why);
+      raise<ArtifactError>(
+          {kernel.name}, "the bundle " + path_.string() + " is damaged: its entry for " + kernel.identity + " " + why);
     };
     if (sha256_hex(entry) != kernel.entry_sha256) fail("does not match its checksum");
     BundledKernel read;  // filled whole, then moved in: a failure leaves `kernel` as it was
@@ -88,7 +90,8 @@ class MappedBundle {
       const auto k = nlohmann::json::parse(entry);
       read.description = k.at("description").get<std::string>();
       read.rules = k.at("rules").get<std::string>();
-      for (const auto& f : k.at("files")) read.files.emplace_back(f.at(0).get<std::string>(), f.at(1).get<std::string>());
+      for (const auto& f : k.at("files"))
+        read.files.emplace_back(f.at(0).get<std::string>(), f.at(1).get<std::string>());
       for (const auto& a : k.at("artifacts")) {
         BundledKernel::Binary binary{a.at("binary_kind").get<std::string>(), a.at("metadata").get<std::string>(),
                                      a.at("offset").get<std::size_t>(), a.at("size").get<std::size_t>(),
@@ -238,11 +241,12 @@ struct LoadedBundles {
       const auto [it, added] = kernels.emplace(kernel->identity, kernel.get());
       if (!added) {
         log(LogLevel::info, error_message({kernel->name}, "is in the bundles " + it->second->where() + " and " +
-                                                          bundle->path().string() + ": the first one's is used"));
+                                                              bundle->path().string() + ": the first one's is used"));
       }
     }
-    log(LogLevel::info, "loaded the bundle " + bundle->path().string() + " (" + std::to_string(bundle->kernels().size()) +
-                            " kernels, " + std::to_string(bundle->size()) + " bytes)");
+    log(LogLevel::info, "loaded the bundle " + bundle->path().string() + " (" +
+                            std::to_string(bundle->kernels().size()) + " kernels, " + std::to_string(bundle->size()) +
+                            " bytes)");
     bundles.push_back(std::move(bundle));
     return *bundles.back();
   }
@@ -326,7 +330,8 @@ std::optional<Artifact> bundled_artifact(const BundledKernel& kernel, const std:
   if (it == kernel.artifacts.end()) return std::nullopt;
   const auto& binary = it->second;
   const auto fail = [&](const std::string& why) {
-    raise<ArtifactError>({kernel.name}, "the bundle " + kernel.where() + " is damaged: its artifact for " + key + " " + why);
+    raise<ArtifactError>({kernel.name},
+                         "the bundle " + kernel.where() + " is damaged: its artifact for " + key + " " + why);
   };
   Artifact artifact;
   // Copied before it is checked: a bundle rewritten in place (rather than replaced by a
@@ -359,22 +364,23 @@ bool wanted_kernel(const BundleFilter& filter, const detail::IndexListing& listi
     const std::string source = wanted.substr(0, colon), name = wanted.substr(colon + 1);
     if (!source.ends_with(".py")) return detail::bundle_identity(source, name) == identity;
     std::error_code ec, ec2;
-    return name == listing.name && std::filesystem::weakly_canonical(source, ec) ==
-                                       std::filesystem::weakly_canonical(listing.source, ec2);
+    return name == listing.name &&
+           std::filesystem::weakly_canonical(source, ec) == std::filesystem::weakly_canonical(listing.source, ec2);
   });
 }
 
 bool wanted_target(const BundleFilter& filter, std::string_view key) {
   const std::string_view target = key.substr(0, key.find('|'));
-  return filter.targets.empty() || std::any_of(filter.targets.begin(), filter.targets.end(),
-                                               [&](const Target& t) { return t.str() == target; });
+  return filter.targets.empty() ||
+         std::any_of(filter.targets.begin(), filter.targets.end(), [&](const Target& t) { return t.str() == target; });
 }
 
 }  // namespace
 
 BundleInfo create_bundle(const std::filesystem::path& out, const BundleFilter& filter) {
   const detail::KernelIndex* index = detail::KernelIndex::get();
-  if (index == nullptr) detail::raise<ArtifactError>({}, "cannot create a bundle: the index is off (TRITONRT_INDEX=off)");
+  if (index == nullptr)
+    detail::raise<ArtifactError>({}, "cannot create a bundle: the index is off (TRITONRT_INDEX=off)");
   std::vector<std::string> skipped;
   auto listings = index->list(skipped);
   // Kernels in identity order, so that a bundle lists the same way wherever it was made.
@@ -382,7 +388,7 @@ BundleInfo create_bundle(const std::filesystem::path& out, const BundleFilter& f
     return detail::bundle_identity(a.source, a.name) < detail::bundle_identity(b.source, b.name);
   });
   nlohmann::json kernels = nlohmann::json::array();
-  std::string data;  // per kernel: its binaries, then its entry
+  std::string data;                            // per kernel: its binaries, then its entry
   std::map<std::string, std::string> sources;  // identity -> source, to catch two kernels sharing one
   for (auto& listing : listings) {
     if (!wanted_kernel(filter, listing)) continue;
@@ -407,8 +413,8 @@ BundleInfo create_bundle(const std::filesystem::path& out, const BundleFilter& f
     if (artifacts.empty()) continue;  // nothing of it runs
     const std::string identity = detail::bundle_identity(listing.source, listing.name);
     if (const auto [it, added] = sources.emplace(identity, listing.source); !added) {
-      detail::raise<ArtifactError>({listing.name}, "cannot be bundled twice under one identity " + identity + ": from " +
-                                                       it->second + " and from " + listing.source +
+      detail::raise<ArtifactError>({listing.name}, "cannot be bundled twice under one identity " + identity +
+                                                       ": from " + it->second + " and from " + listing.source +
                                                        " (choose one with a kernel filter)");
     }
     nlohmann::json choices = nlohmann::json::array();

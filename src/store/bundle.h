@@ -4,9 +4,9 @@
 // table>", the table (JSON: per kernel its identity, what `bundle list` shows, and where its
 // entry lies), then the data: per kernel its binaries and its entry (JSON: description,
 // specialization rules, source files with their hashes, artifacts' keys, metadata, offsets,
-// sizes and SHA-256, autotuners' choices, heuristics' recorded values). Loading maps the file and checks the table only;
-// a kernel's entry is checked and read when the kernel is first got, a binary when it is
-// first used, so a bundle of thousands of kernels loads in the time its table takes.
+// sizes and SHA-256, autotuners' choices, heuristics' recorded values). Loading maps the file and checks the table
+// only; a kernel's entry is checked and read when the kernel is first got, a binary when it is first used, so a bundle
+// of thousands of kernels loads in the time its table takes.
 #pragma once
 
 #include <cstddef>
@@ -39,11 +39,11 @@ struct BundledKernel {
   std::size_t entry_offset = 0, entry_size = 0;
   std::string entry_sha256;
   bool complete = false;
-  std::string description, rules;  ///< as the index holds them (src/store/index.h)
-  std::vector<std::pair<std::string, std::string>> files;  ///< path, SHA-256 where it was compiled
-  std::map<std::string, Binary> artifacts;                 ///< by key: target|options|specialization
+  std::string description, rules;                                      ///< as the index holds them (src/store/index.h)
+  std::vector<std::pair<std::string, std::string>> files;              ///< path, SHA-256 where it was compiled
+  std::map<std::string, Binary> artifacts;                             ///< by key: target|options|specialization
   std::map<std::string, std::pair<std::size_t, std::string>> choices;  ///< by key: config, its text
-  std::map<std::string, std::vector<std::string>> heuristics;  ///< by key: recorded values (index.h)
+  std::map<std::string, std::vector<std::string>> heuristics;          ///< by key: recorded values (index.h)
   const MappedBundle* bundle = nullptr;
 
   /// The bundle's path, for messages.

@@ -102,7 +102,8 @@ std::string dump(const nlohmann::json& value) {
 // Moves the invalid file at `path` out of the way and reports `problem`.
 void set_aside_invalid(const std::filesystem::path& path, std::string_view site, const std::string& problem) {
   const std::string moved = set_aside(path.string());
-  log(LogLevel::warning, error_message({site}, problem + "; " + (moved.empty() ? "it was gone" : "set aside as " + moved)));
+  log(LogLevel::warning,
+      error_message({site}, problem + "; " + (moved.empty() ? "it was gone" : "set aside as " + moved)));
 }
 
 // Writes an index file; a failure costs a later recompile, so it is reported, not thrown.
@@ -186,15 +187,18 @@ std::optional<IndexedKernel> KernelIndex::find_kernel(std::string_view source, s
     const auto then = j.at("environment").get<std::map<std::string, std::string>>();
     if (now != then) {
       for (const auto& [variable, value] : now) {
-        if (!then.contains(variable) || then.at(variable) != value) why = "the environment variable " + variable + " changed";
+        if (!then.contains(variable) || then.at(variable) != value)
+          why = "the environment variable " + variable + " changed";
       }
       for (const auto& [variable, value] : then) {
         if (!now.contains(variable)) why = "the environment variable " + variable + " was unset";
       }
       return std::nullopt;
     }
-    IndexedKernel kernel{j.at("description").get<std::string>(), j.at("rules").get<std::string>(),
-                         j.at("fingerprint").get<std::string>(), {}};
+    IndexedKernel kernel{j.at("description").get<std::string>(),
+                         j.at("rules").get<std::string>(),
+                         j.at("fingerprint").get<std::string>(),
+                         {}};
     for (const auto& file : j.at("files")) {
       kernel.files.emplace_back(file.at("path").get<std::string>(), file.at("sha256").get<std::string>());
     }
@@ -207,8 +211,11 @@ std::optional<IndexedKernel> KernelIndex::find_kernel(std::string_view source, s
 
 std::string KernelIndex::put_kernel(std::string_view source, std::string_view name, const IndexedKernel& kernel,
                                     const std::vector<std::string>& files) const {
-  nlohmann::json j = {{"source", source}, {"name", name}, {"description", kernel.description},
-                      {"rules", kernel.rules}, {"environment", compile_environment()}};
+  nlohmann::json j = {{"source", source},
+                      {"name", name},
+                      {"description", kernel.description},
+                      {"rules", kernel.rules},
+                      {"environment", compile_environment()}};
   j["files"] = nlohmann::json::array();
   for (const auto& path : files) {
     const auto bytes = read_file(path);
@@ -226,8 +233,8 @@ void KernelIndex::remove_stale(const std::filesystem::path& kernel_dir, const st
   using namespace std::chrono_literals;
   const auto now = std::filesystem::file_time_type::clock::now();
   std::error_code ec;
-  for (auto it = std::filesystem::directory_iterator(kernel_dir, ec); !ec && it != std::filesystem::directory_iterator();
-       it.increment(ec)) {
+  for (auto it = std::filesystem::directory_iterator(kernel_dir, ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
     const auto& entry = *it;
     const auto& path = entry.path();
     const std::string file = path.filename().string();
@@ -284,8 +291,8 @@ void KernelIndex::put_artifact(std::string_view source, std::string_view name, c
 }
 
 std::optional<std::pair<std::size_t, std::string>> KernelIndex::find_choice(std::string_view source,
-                                                                           std::string_view name,
-                                                                           const std::string& key) const {
+                                                                            std::string_view name,
+                                                                            const std::string& key) const {
   const auto path = keyed_file(source, name, key, ".choice");
   std::string why;
   const auto record = load(path, "choice", name, why);
@@ -298,8 +305,8 @@ std::optional<std::pair<std::size_t, std::string>> KernelIndex::find_choice(std:
   }
 }
 
-void KernelIndex::put_choice(std::string_view source, std::string_view name, const std::string& key,
-                             std::size_t config, const std::string& config_text) const {
+void KernelIndex::put_choice(std::string_view source, std::string_view name, const std::string& key, std::size_t config,
+                             const std::string& config_text) const {
   const nlohmann::json j = {{"key", key}, {"config", config}, {"text", config_text}};
   write_atomically(keyed_file(source, name, key, ".choice"), record("choice", dump(j), ""));
 }
@@ -365,8 +372,8 @@ std::vector<IndexListing> KernelIndex::list(std::vector<std::string>& skipped) c
     listing.kernel = std::move(*kernel);
     const std::string prefix = listing.kernel.fingerprint + "|";
     std::vector<std::filesystem::path> files;
-    for (auto it = std::filesystem::directory_iterator(kernel_dir, ec); !ec && it != std::filesystem::directory_iterator();
-         it.increment(ec)) {
+    for (auto it = std::filesystem::directory_iterator(kernel_dir, ec);
+         !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
       files.push_back(it->path());
     }
     std::sort(files.begin(), files.end());

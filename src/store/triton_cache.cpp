@@ -27,7 +27,11 @@ T read_le(const std::string& bytes, std::size_t offset) {
 std::optional<std::string> elf_problem(const std::string& b, std::uint16_t machine) {
   constexpr std::size_t kHeader = 64;
   if (b.empty()) return "the binary is empty";
-  if (b.size() < kHeader || std::memcmp(b.data(), "\x7f" "ELF", 4) != 0) return "the binary is not an ELF image";
+  if (b.size() < kHeader || std::memcmp(b.data(),
+                                        "\x7f"
+                                        "ELF",
+                                        4) != 0)
+    return "the binary is not an ELF image";
   if (b[4] != 2 || b[5] != 1) return "the binary is not a 64-bit little-endian ELF image";
   const auto found = read_le<std::uint16_t>(b, 18);
   if (found != machine) {

@@ -98,13 +98,15 @@ void TensorChecks::fail(std::string_view param, const std::string& problem) cons
 }
 
 DType checked_dtype(c10::ScalarType type, std::string_view owner, std::string_view param) {
-  if (const auto dtype = to_dtype(type)) [[likely]] return *dtype;
+  if (const auto dtype = to_dtype(type)) [[likely]]
+    return *dtype;
   throw ArgumentError(std::string(owner) + ": argument '" + std::string(param) + "' has dtype " + c10::toString(type) +
                       ", which Triton has no type for");
 }
 
 DeviceScope::DeviceScope(c10::DeviceIndex device) : device_(device) {
-  if (device < 0) tritonrt::detail::raise<ArgumentError>({}, "DeviceScope needs a CUDA device index, got " + std::to_string(device));
+  if (device < 0)
+    tritonrt::detail::raise<ArgumentError>({}, "DeviceScope needs a CUDA device index, got " + std::to_string(device));
   // torch's current device, which includes a switch it deferred (set_device to a device
   // without a context yet): then ExchangeDevice drops that switch for the scope, and the
   // destructor defers it again, as CUDAGuard does.
@@ -120,7 +122,8 @@ DeviceScope::~DeviceScope() {
 namespace detail {
 
 void throw_undefined_tensor() {
-  tritonrt::detail::raise<ArgumentError>({}, "an undefined at::Tensor cannot be a kernel argument (pass std::nullopt for None)");
+  tritonrt::detail::raise<ArgumentError>(
+      {}, "an undefined at::Tensor cannot be a kernel argument (pass std::nullopt for None)");
 }
 
 void throw_unsupported_dtype(c10::ScalarType type) {

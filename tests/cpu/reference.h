@@ -55,10 +55,11 @@ inline pybind11::object python_args(const std::string& expr) {
   return py::eval(expr, scope);
 }
 
-inline std::string reference_specialization(const std::string& source, const std::string& name,
-                                            const std::string& args, const std::string& target = "cuda:90") {
+inline std::string reference_specialization(const std::string& source, const std::string& name, const std::string& args,
+                                            const std::string& target = "cuda:90") {
   const ReferenceGil gil;
-  return reference_module().attr("specialization")(kernel_object(source, name), python_args(args), target)
+  return reference_module()
+      .attr("specialization")(kernel_object(source, name), python_args(args), target)
       .cast<std::string>();
 }
 
@@ -66,8 +67,9 @@ inline std::string reference_hash(const std::string& source, const std::string& 
                                   const std::string& target, const pybind11::dict* options = nullptr) {
   const ReferenceGil gil;
   const pybind11::dict kwargs = options ? *options : pybind11::dict();
-  return reference_module().attr("compiled_hash")(kernel_object(source, name), python_args(args), target,
-                                                  **kwargs).cast<std::string>();
+  return reference_module()
+      .attr("compiled_hash")(kernel_object(source, name), python_args(args), target, **kwargs)
+      .cast<std::string>();
 }
 
 }  // namespace tritonrt::test

@@ -24,7 +24,7 @@ inline constexpr int kTunedN = 1 << 16;
 // driver, timed so that the config launching the fewest programs is the fastest.
 inline void launch_tuned_add(FakeCudaApi& fake, const fs::path& source) {
   alignas(16) static float x[kTunedN], y[kTunedN], out[kTunedN];  // stand-in device memory
-  fake.set_kernel_duration_us(nullptr, 20000);  // 20 ms a launch, 1 us a program
+  fake.set_kernel_duration_us(nullptr, 20000);                    // 20 ms a launch, 1 us a program
   fake.set_program_cost_us(1);
   auto& fn = JitFunction::get(source.string(), "entry_autotuned_add");
   LaunchConfig config;

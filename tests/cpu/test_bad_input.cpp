@@ -51,8 +51,7 @@ TEST(BadInput, NonFiniteDefaultsAreCarriedFaithfully) {
   EXPECT_EQ(params[2].default_repr, "nan");
   EXPECT_EQ(params[3].default_repr, "inf");
   EXPECT_EQ(params[4].default_repr, "-inf");
-  EXPECT_EQ(fn.specialize(fptr(16), 100).repr(),
-            reference_specialization(file, "scale", "[P(16,'float32'), 100]"));
+  EXPECT_EQ(fn.specialize(fptr(16), 100).repr(), reference_specialization(file, "scale", "[P(16,'float32'), 100]"));
   const auto artifact = fn.compile(Target::parse("cuda:90"), {}, fptr(16), 100);
   EXPECT_EQ(artifact->metadata.hash, reference_hash(file, "scale", "[P(16,'float32'), 100]", "cuda:90"));
   // Passed explicitly they key the same kernel as the defaults do.
@@ -108,8 +107,8 @@ TEST(BadInput, MetadataOfAnyShapeIsAnArtifactErrorNamingTheField) {
 // or copied (a segfault, not an error).
 TEST(BadInput, DeeplyNestedJsonIsAnErrorNotACrash) {
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
-  for (const auto& text : {metadata_with(R"("name": "k")", R"("name": )" + deep),
-                           metadata_with(R"("arch": 90)", R"("arch": )" + deep)}) {
+  for (const auto& text :
+       {metadata_with(R"("name": "k")", R"("name": )" + deep), metadata_with(R"("arch": 90)", R"("arch": )" + deep)}) {
     EXPECT_NE(error_of<ArtifactError>([&] { (void)KernelMetadata::parse(text); }).find("nests deeper than 64 levels"),
               std::string::npos);
   }
@@ -128,7 +127,9 @@ TEST(BadInput, FloatDefaultsMustBeInFloatHexForm) {
     "params": [{"name": "X", "is_constexpr": true, "is_const": false, "do_not_specialize": false,
                 "do_not_specialize_on_alignment": false, "annotation_type": "",
                 "default": {"kind": "float", "repr": "x", "value": "VALUE"}}]})";
-  const auto with = [&](const std::string& value) { return std::string(answer).replace(answer.find("VALUE"), 5, value); };
+  const auto with = [&](const std::string& value) {
+    return std::string(answer).replace(answer.find("VALUE"), 5, value);
+  };
   EXPECT_EQ(detail::parse_kernel_description(with("-0x1.8p+1")).defaults[0]->value.f, -3.0);
   for (const char* bad : {"0x-1p0", "0x+1p0", "--0x1p0", "1.5", "0x", ""}) {
     EXPECT_NE(error_of<PythonError>([&] { (void)detail::parse_kernel_description(with(bad)); }).find("float.hex()"),
@@ -185,7 +186,8 @@ TEST(BadInput, ArtifactChecksCatchDamagedBinariesAndForeignTargets) {
   EXPECT_EQ(problem_with([](Artifact& a) { a.binary.clear(); }), "the binary is empty");
   EXPECT_EQ(problem_with([](Artifact& a) { a.binary = std::string(4096, 'x'); }), "the binary is not an ELF image");
   EXPECT_NE(problem_with([](Artifact& a) { a.binary.resize(100); }).find("cut short"), std::string::npos);
-  EXPECT_NE(problem_with([](Artifact& a) { a.binary.resize(a.binary.size() - 1); }).find("cut short"), std::string::npos);
+  EXPECT_NE(problem_with([](Artifact& a) { a.binary.resize(a.binary.size() - 1); }).find("cut short"),
+            std::string::npos);
   EXPECT_NE(problem_with([](Artifact& a) { a.binary[18] = 62; }).find("ELF machine 62"), std::string::npos);
   EXPECT_NE(problem_with([](Artifact& a) { a.metadata.target.arch = "80"; }).find("not the requested cuda:90"),
             std::string::npos);

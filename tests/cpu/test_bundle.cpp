@@ -20,9 +20,10 @@ const fs::path& deploy_bundle() {
     const fs::path build = scratch->dir / "build";
     fs::create_directories(build / "kernels");
     fs::copy(kKernels / "signatures.py", build / "kernels" / "signatures.py");
-    const nlohmann::json calls = {
-        {{"kernel", "kernels/signatures.py:plain"}, {"signature", kPlainSignature}},
-        {{"kernel", "kernels/signatures.py:with_defaults"}, {"signature", "*fp32,100"}, {"options", {{"num_warps", 2}}}}};
+    const nlohmann::json calls = {{{"kernel", "kernels/signatures.py:plain"}, {"signature", kPlainSignature}},
+                                  {{"kernel", "kernels/signatures.py:with_defaults"},
+                                   {"signature", "*fp32,100"},
+                                   {"options", {{"num_warps", 2}}}}};
     write(build / "calls.json", calls.dump());
     const auto [status, out] = cli("bundle create '" + (build / "deploy.trb").string() + "' --calls '" +
                                    (build / "calls.json").string() + "' --target cuda:80,cuda:90");
@@ -43,11 +44,12 @@ TEST(Bundle, ADeploymentRunsItsKernelsWithoutSourcesOrPython) {
   }
   auto& plain = JitFunction::get((kDeployed / "signatures.py").string(), "plain");
   for (const char* target : {"cuda:80", "cuda:90"}) {
-    const auto artifact = plain.compile(Target::parse(target), {}, fptr(16), fptr(20), 4096, 1, 0.5, true,
-                                        std::nullopt, 64, "fast");
+    const auto artifact =
+        plain.compile(Target::parse(target), {}, fptr(16), fptr(20), 4096, 1, 0.5, true, std::nullopt, 64, "fast");
     EXPECT_EQ(artifact->cache_dir, fs::weakly_canonical(deploy_bundle()).string());
     EXPECT_EQ(artifact->metadata.target.str(), target);
-    EXPECT_EQ(artifact->binary.substr(0, 4), std::string("\x7f" "ELF"));
+    EXPECT_EQ(artifact->binary.substr(0, 4), std::string("\x7f"
+                                                         "ELF"));
   }
   // The options a call gave when it was bundled are part of what it is found by.
   auto& with_defaults = JitFunction::get((kDeployed / "signatures.py").string(), "with_defaults");
@@ -98,8 +100,8 @@ TEST(Bundle, TheFirstLaunchComesFromTheBundle) {
 TEST(BundleChild, ServesFromTheEnvironmentsBundle) {
   if (std::getenv("TRITONRT_BUNDLE") == nullptr) GTEST_SKIP() << "run by Bundle.TritonrtBundleLoadsBundles";
   auto& fn = JitFunction::get((kDeployed / "signatures.py").string(), "plain");
-  const auto artifact = fn.compile(Target::parse("cuda:80"), {}, fptr(16), fptr(20), 4096, 1, 0.5, true,
-                                   std::nullopt, 64, "fast");
+  const auto artifact =
+      fn.compile(Target::parse("cuda:80"), {}, fptr(16), fptr(20), 4096, 1, 0.5, true, std::nullopt, 64, "fast");
   std::printf("served from %s\n", artifact->cache_dir.c_str());
   EXPECT_FALSE(python_is_mapped());
 }
@@ -110,8 +112,7 @@ TEST(Bundle, TritonrtBundleLoadsBundles) {
       "BundleChild.*", empty_index + "TRITONRT_BUNDLE='/nonexistent/first.trb:" + deploy_bundle().string() + "'");
   // A bundle on the list that cannot be read is an error, not skipped.
   EXPECT_NE(status, 0) << out;
-  EXPECT_NE(out.find("TRITONRT_BUNDLE: the bundle /nonexistent/first.trb cannot be opened"), std::string::npos)
-      << out;
+  EXPECT_NE(out.find("TRITONRT_BUNDLE: the bundle /nonexistent/first.trb cannot be opened"), std::string::npos) << out;
   const auto [good, served] =
       run_child("BundleChild.*", empty_index + "TRITONRT_BUNDLE='" + deploy_bundle().string() + "'");
   EXPECT_EQ(good, 0) << served;
@@ -222,15 +223,17 @@ TEST(Bundle, DamageIsDetectedNeverUsed) {
     entries_flipped[entry_at + entry_size / 2] ^= 0x01;
     const auto entry = nlohmann::json::parse(bytes.substr(entry_at, entry_size));
     for (const auto& artifact : entry.at("artifacts")) {
-      binaries_flipped[data + artifact.at("offset").get<std::size_t>() + artifact.at("size").get<std::size_t>() / 2] ^= 0x01;
+      binaries_flipped[data + artifact.at("offset").get<std::size_t>() + artifact.at("size").get<std::size_t>() / 2] ^=
+          0x01;
     }
   }
   for (const auto& [content, says] : {std::pair{binaries_flipped, "is damaged: its artifact for cuda:80|"},
                                       std::pair{entries_flipped, "is damaged: its entry for signatures:plain"}}) {
     write(damaged, content);
     ASSERT_EQ(read_bundle(damaged).kernels.size(), 2u);  // the table still reads
-    const auto [status, out] = run_child("BundleChild.*", "TRITONRT_CACHE_DIR='" + (scratch->dir / "empty-index").string() +
-                                                              "' TRITONRT_BUNDLE='" + damaged.string() + "'");
+    const auto [status, out] =
+        run_child("BundleChild.*", "TRITONRT_CACHE_DIR='" + (scratch->dir / "empty-index").string() +
+                                       "' TRITONRT_BUNDLE='" + damaged.string() + "'");
     EXPECT_NE(status, 0) << says << "\n" << out;
     EXPECT_NE(out.find(says), std::string::npos) << out;
     EXPECT_NE(out.find("does not match its checksum"), std::string::npos) << out;
@@ -250,9 +253,8 @@ TEST(Bundle, KernelsSharingAnIdentityArePickedByPath) {
   EXPECT_NE(both, 0) << both_out;
   EXPECT_NE(both_out.find("cannot be bundled twice under one identity signatures:with_defaults"), std::string::npos)
       << both_out;
-  const auto [one, one_out] =
-      cli("bundle create '" + bundle.string() + "' --kernel '" + (scratch->dir / "two" / "signatures.py").string() +
-          ":with_defaults'");
+  const auto [one, one_out] = cli("bundle create '" + bundle.string() + "' --kernel '" +
+                                  (scratch->dir / "two" / "signatures.py").string() + ":with_defaults'");
   ASSERT_EQ(one, 0) << one_out;
   const BundleInfo info = read_bundle(bundle);
   ASSERT_EQ(info.kernels.size(), 1u);
@@ -278,7 +280,8 @@ TEST(Bundle, TheCliListsBundlesAndSaysWhatIsWrong) {
   } cases[] = {
       {"bundle create /tmp/never.trb --kernel nosuch.py:nothing", 1, "nothing in the index"},
       {"bundle create /tmp/never.trb --calls calls.json", 2, "--calls needs --target"},
-      {"bundle create /tmp/never.trb --calls /nonexistent/calls.json --target cuda:90", 2, "cannot read the calls file"},
+      {"bundle create /tmp/never.trb --calls /nonexistent/calls.json --target cuda:90", 2,
+       "cannot read the calls file"},
       {"bundle create /tmp/never.trb --target cuda:90,", 2, "comma-separated list of targets"},
       {"bundle create /tmp/never.trb --frobnicate 1", 2, "--frobnicate"},
       {"bundle unpack x.trb", 2, "unknown command 'unpack' (create, list)"},
@@ -298,7 +301,8 @@ TEST(Bundle, TheCliListsBundlesAndSaysWhatIsWrong) {
            {"{}", "must be a non-empty list of calls"},
            {R"([{"kernel": "k.py:k"}])", "call 1 needs"},
            {R"([{"kernel": "k.py:k", "signature": "1", "grid": 3}])", "call 1 has an unknown field 'grid'"},
-           {R"([{"kernel": "k.py:k", "signature": "1", "options": {"num_warps": -1}}])", "must be a boolean or a non-negative integer"},
+           {R"([{"kernel": "k.py:k", "signature": "1", "options": {"num_warps": -1}}])",
+            "must be a boolean or a non-negative integer"},
            {R"([{"kernel": "k.py:k", "signature": "1", "options": {"warps": 4}}])", "unknown option 'warps'"},
        }) {
     write(calls, content);

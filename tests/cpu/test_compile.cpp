@@ -18,13 +18,15 @@ float* fptr(std::uintptr_t a) { return reinterpret_cast<float*>(a); }
 
 TEST(Compile, SameHashAsTritonForPlainCall) {
   auto& fn = JitFunction::get(kSig, "plain");
-  const auto art = fn.compile(Target::parse("cuda:90"), {}, fptr(16), fptr(32), 1000, 7, 0.5, true, std::nullopt, 64, 0);
-  EXPECT_EQ(art->metadata.hash,
-            reference_hash(kSig, "plain", "[P(16,'float32'), P(32,'float32'), 1000, 7, 0.5, True, None, 64, 0]",
-                           "cuda:90"));
+  const auto art =
+      fn.compile(Target::parse("cuda:90"), {}, fptr(16), fptr(32), 1000, 7, 0.5, true, std::nullopt, 64, 0);
+  EXPECT_EQ(
+      art->metadata.hash,
+      reference_hash(kSig, "plain", "[P(16,'float32'), P(32,'float32'), 1000, 7, 0.5, True, None, 64, 0]", "cuda:90"));
   EXPECT_EQ(art->binary_kind, "cubin");
   EXPECT_GT(art->binary.size(), 1000u);
-  EXPECT_EQ(art->binary.substr(0, 4), std::string("\x7f" "ELF"));
+  EXPECT_EQ(art->binary.substr(0, 4), std::string("\x7f"
+                                                  "ELF"));
   EXPECT_EQ(art->metadata.name, "plain");
   EXPECT_EQ(art->metadata.target, Target::parse("cuda:90"));
   EXPECT_EQ(art->metadata.num_warps, 4);  // Triton's default
@@ -37,8 +39,8 @@ TEST(Compile, SameHashAsTritonWithOptionsAndOtherTarget) {
   options.num_warps = 8;
   options.num_stages = 2;
   options.enable_fp_fusion = false;
-  const auto art = fn.compile(Target::parse("cuda:80"), options, fptr(16), fptr(20), 1, 1 << 20, 0.5, false,
-                              std::nullopt, 128, "x");
+  const auto art =
+      fn.compile(Target::parse("cuda:80"), options, fptr(16), fptr(20), 1, 1 << 20, 0.5, false, std::nullopt, 128, "x");
   const ReferenceGil gil;
   py::dict kw;
   kw["num_warps"] = 8;
@@ -54,8 +56,9 @@ TEST(Compile, SameHashAsTritonWithOptionsAndOtherTarget) {
 
 TEST(Compile, SameHashAsTritonForAnnotationsDefaultsAndPackages) {
   auto& annotated = JitFunction::get(kSig, "annotated");
-  const auto a = annotated.compile(Target::parse("cuda:90"), {}, DevicePtr{reinterpret_cast<const void*>(16), DType::fp16},
-                                   fptr(36), 5, 1, 16u, 2.5, true, 32);
+  const auto a =
+      annotated.compile(Target::parse("cuda:90"), {}, DevicePtr{reinterpret_cast<const void*>(16), DType::fp16},
+                        fptr(36), 5, 1, 16u, 2.5, true, 32);
   EXPECT_EQ(a->metadata.hash, reference_hash(kSig, "annotated",
                                              "[P(16,'float16'), P(36,'float32'), 5, 1, 16, 2.5, True, 32]", "cuda:90"));
   auto& defaults = JitFunction::get(kSig, "with_defaults");

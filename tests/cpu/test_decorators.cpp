@@ -28,7 +28,9 @@ std::string chain(const JitFunction& fn) {
   std::string text;
   for (const auto& d : fn.signature().decorators) {
     text += (text.empty() ? "" : " ") + d.type + ":";
-    text += d.kind == Kind::autotune ? "autotune(" + std::to_string(d.configs) + ";" : d.kind == Kind::heuristics ? "heuristics(" : "wrapper";
+    text += d.kind == Kind::autotune     ? "autotune(" + std::to_string(d.configs) + ";"
+            : d.kind == Kind::heuristics ? "heuristics("
+                                         : "wrapper";
     for (const auto& name : d.names) text += " " + name;
     if (d.kind != Kind::wrapper) text += ")";
   }
@@ -73,14 +75,16 @@ TEST(Decorators, HeuristicsLeadToTritonsKernel) {
     const auto artifact = scale.compile(hopper, {}, fptr(16), fptr(32), n, 0.5);
     EXPECT_EQ(artifact->metadata.hash,
               triton_decorated_run(kLibrary, "entry_heuristic_scale",
-                                   "[P(16,'float32'), P(32,'float32'), " + std::to_string(n) + ", 0.5]").hash)
+                                   "[P(16,'float32'), P(32,'float32'), " + std::to_string(n) + ", 0.5]")
+                  .hash)
         << "n = " << n;
   }
   auto& summed = JitFunction::get(kLibrary, "stacked_heuristics_sum");
   for (const int n : {100, 5000}) {
     EXPECT_EQ(summed.compile(hopper, {}, fptr(16), fptr(32), n)->metadata.hash,
               triton_decorated_run(kLibrary, "stacked_heuristics_sum",
-                                   "[P(16,'float32'), P(32,'float32'), " + std::to_string(n) + "]").hash)
+                                   "[P(16,'float32'), P(32,'float32'), " + std::to_string(n) + "]")
+                  .hash)
         << "n = " << n;
   }
   // A heuristic named num_warps sets the compile option, as JITFunction.run takes it.
@@ -90,7 +94,8 @@ TEST(Decorators, HeuristicsLeadToTritonsKernel) {
     EXPECT_EQ(artifact->metadata.num_warps, warps);
     EXPECT_EQ(artifact->metadata.hash,
               triton_decorated_run(kLibrary, "chained_heuristics_softmax",
-                                   "[P(16,'float32'), P(32,'float32'), 64, 64, " + std::to_string(cols) + "]").hash);
+                                   "[P(16,'float32'), P(32,'float32'), 64, 64, " + std::to_string(cols) + "]")
+                  .hash);
   }
   EXPECT_NE(softmax.specialize(fptr(16), fptr(32), 64, 64, 5000).repr().find("('constexpr', 8192)"), std::string::npos);
 }
@@ -108,9 +113,9 @@ TEST(Decorators, AHeuristicRunsOncePerDistinctInputItReads) {
     return (now.count(name) ? now.at(name) : 0) - (before.count(name) ? before.at(name) : 0);
   };
   for (int i = 0; i < 3; ++i) (void)fn.specialize(fptr(16), 100);
-  EXPECT_EQ(calls("BLOCK"), 1);   // reads n
-  EXPECT_EQ(calls("WIDE"), 1);    // reads the pointer's dtype
-  EXPECT_EQ(calls("COUNT"), 3);   // reads every argument: never memoized
+  EXPECT_EQ(calls("BLOCK"), 1);        // reads n
+  EXPECT_EQ(calls("WIDE"), 1);         // reads the pointer's dtype
+  EXPECT_EQ(calls("COUNT"), 3);        // reads every argument: never memoized
   (void)fn.specialize(fptr(48), 100);  // another address: nothing either heuristic read changed
   EXPECT_EQ(calls("BLOCK"), 1);
   EXPECT_EQ(calls("WIDE"), 1);
@@ -139,7 +144,8 @@ TEST(Decorators, AHeuristicThatRaisesIsAPythonErrorNamingIt) {
     (void)JitFunction::get(kCases, "failing_heuristic").specialize(fptr(16), 100);
     FAIL() << "no error";
   } catch (const PythonError& e) {
-    EXPECT_NE(std::string(e.what()).find("kernel 'failing_heuristic': heuristic 'BLOCK' raised: KeyError: 'no_such_argument'"),
+    EXPECT_NE(std::string(e.what()).find(
+                  "kernel 'failing_heuristic': heuristic 'BLOCK' raised: KeyError: 'no_such_argument'"),
               std::string::npos)
         << e.what();
   }
@@ -150,12 +156,14 @@ TEST(Decorators, PruningKeepsTheConfigsTritonKeeps) {
                                 std::pair{"entry_libtuner_axpby", 300}, std::pair{"entry_libtuner_axpby", 100000}}) {
     auto& fn = JitFunction::get(kLibrary, name);
     const bool axpy = std::string(name) == "pruned_axpy";
-    const auto configs = axpy ? fn.compile_configs(Target::parse("cuda:90"), {}, fptr(16), fptr(32), n, 2.0)
-                              : fn.compile_configs(Target::parse("cuda:90"), {}, fptr(16), fptr(32), fptr(48), n, 2.0, 3.0);
+    const auto configs =
+        axpy ? fn.compile_configs(Target::parse("cuda:90"), {}, fptr(16), fptr(32), n, 2.0)
+             : fn.compile_configs(Target::parse("cuda:90"), {}, fptr(16), fptr(32), fptr(48), n, 2.0, 3.0);
     std::vector<std::string> kept;
     for (const auto& c : configs) kept.push_back(c.config);
-    const std::string args = axpy ? "[P(16,'float32'), P(32,'float32'), " + std::to_string(n) + ", 2.0]"
-                                  : "[P(16,'float32'), P(32,'float32'), P(48,'float32'), " + std::to_string(n) + ", 2.0, 3.0]";
+    const std::string args =
+        axpy ? "[P(16,'float32'), P(32,'float32'), " + std::to_string(n) + ", 2.0]"
+             : "[P(16,'float32'), P(32,'float32'), P(48,'float32'), " + std::to_string(n) + ", 2.0, 3.0]";
     EXPECT_EQ(kept, triton_decorated_run(kLibrary, name, args).kept) << name << ", n = " << n;
   }
 }
@@ -173,7 +181,8 @@ TEST(Decorators, EachConfigCompilesToTheKernelTritonPicksForIt) {
                              : fn.compile_configs(Target::parse("cuda:90"), {}, fptr(16), nullptr, 1000, 1.5);
     for (std::size_t i = 0; i < configs.size(); ++i) {
       ASSERT_NE(configs[i].artifact, nullptr) << configs[i].error;
-      EXPECT_EQ(configs[i].artifact->metadata.hash, triton_decorated_run(kLibrary, name, args, static_cast<int>(i)).hash)
+      EXPECT_EQ(configs[i].artifact->metadata.hash,
+                triton_decorated_run(kLibrary, name, args, static_cast<int>(i)).hash)
           << name << ", config {" << configs[i].config << "}";
     }
   }

@@ -25,9 +25,9 @@ std::string message_of(F&& f) {
   return "no exception";
 }
 
-#define EXPECT_ERROR(type, expr, ...)                                       \
-  do {                                                                      \
-    const std::string msg_ = message_of<type>([&] { (void)(expr); });      \
+#define EXPECT_ERROR(type, expr, ...)                                                               \
+  do {                                                                                              \
+    const std::string msg_ = message_of<type>([&] { (void)(expr); });                               \
     for (const char* part_ : {__VA_ARGS__}) EXPECT_NE(msg_.find(part_), std::string::npos) << msg_; \
   } while (0)
 
@@ -39,9 +39,7 @@ TEST(Errors, ModuleNotFound) {
   EXPECT_ERROR(SourceError, JitFunction::get("no_such_package.kernels", "k"), "no_such_package.kernels", "not found");
 }
 
-TEST(Errors, NameNotFound) {
-  EXPECT_ERROR(SourceError, JitFunction::get(kSig, "nope"), "'nope'", "no attribute");
-}
+TEST(Errors, NameNotFound) { EXPECT_ERROR(SourceError, JitFunction::get(kSig, "nope"), "'nope'", "no attribute"); }
 
 TEST(Errors, NotAJitFunction) {
   EXPECT_ERROR(SourceError, JitFunction::get(kSig, "not_a_kernel"), "not_a_kernel",
@@ -72,19 +70,19 @@ TEST(Errors, PointerForConstexpr) {
 
 TEST(Errors, ValueThatFitsNoType) {
   auto& fn = JitFunction::get(kSig, "plain");
-  EXPECT_ERROR(ArgumentError, fn.specialize(fptr(16), fptr(16), scalar(DType::i32, std::int64_t{1} << 40), 2, 3.0,
-                                            true, nullptr, 8, 0),
-               "parameter 'n'", "1099511627776 does not fit type i32");
+  EXPECT_ERROR(
+      ArgumentError,
+      fn.specialize(fptr(16), fptr(16), scalar(DType::i32, std::int64_t{1} << 40), 2, 3.0, true, nullptr, 8, 0),
+      "parameter 'n'", "1099511627776 does not fit type i32");
   EXPECT_ERROR(ArgumentError, fn.specialize(fptr(16), fptr(16), scalar(DType::u8, -1), 2, 3.0, true, nullptr, 8, 0),
                "-1 does not fit type u8");
-  EXPECT_ERROR(ArgumentError, fn.specialize(fptr(16), fptr(16), 1, 2, 1e300, true, nullptr, 8, 0),
-               "parameter 'f'", "overflows fp32");
+  EXPECT_ERROR(ArgumentError, fn.specialize(fptr(16), fptr(16), 1, 2, 1e300, true, nullptr, 8, 0), "parameter 'f'",
+               "overflows fp32");
   auto& annotated = JitFunction::get(kSig, "annotated");
-  EXPECT_ERROR(ArgumentError,
-               annotated.specialize(fptr(16), fptr(16), 5, std::int64_t{1} << 33, 16u, 2.5, true, 32),
+  EXPECT_ERROR(ArgumentError, annotated.specialize(fptr(16), fptr(16), 5, std::int64_t{1} << 33, 16u, 2.5, true, 32),
                "'annotated'", "parameter 'i'", "does not fit type i32");
-  EXPECT_ERROR(ArgumentError, annotated.specialize(fptr(16), fptr(16), 5, 1, -1, 2.5, true, 32),
-               "parameter 'u'", "-1 does not fit type u32");
+  EXPECT_ERROR(ArgumentError, annotated.specialize(fptr(16), fptr(16), 5, 1, -1, 2.5, true, 32), "parameter 'u'",
+               "-1 does not fit type u32");
 }
 
 TEST(Errors, WrongKindForParameter) {
@@ -101,7 +99,8 @@ TEST(Errors, AutotunedKernelsTuneOnAGpuOnly) {
   ASSERT_EQ(fn.signature().decorators.size(), 1u);
   EXPECT_EQ(fn.signature().decorators[0].configs, 2u);
   EXPECT_ERROR(ArgumentError, fn.specialize(fptr(16), 100), "'tuned'", "autotuned", "compile_configs");
-  EXPECT_ERROR(ArgumentError, fn.specialize(fptr(16), 100, 64), "'tuned'", "takes 2 arguments (its decorators set 1 more)");
+  EXPECT_ERROR(ArgumentError, fn.specialize(fptr(16), 100, 64), "'tuned'",
+               "takes 2 arguments (its decorators set 1 more)");
 }
 
 TEST(Errors, TritonCompileErrorIsCarriedThrough) {
@@ -115,8 +114,9 @@ TEST(Errors, UnknownTarget) {
   EXPECT_ERROR(TargetError, Target::parse("cuda"), "BACKEND:ARCH");
   EXPECT_ERROR(TargetError, Target::parse("cuda:sm90"), "compute capability");
   auto& fn = JitFunction::get(kSig, "plain");
-  EXPECT_ERROR(TargetError, fn.compile(Target::parse("cuda:12345"), {}, fptr(16), fptr(16), 5, 2, 3.0, true, nullptr, 8, 0),
-               "12345", "not supported");
+  EXPECT_ERROR(TargetError,
+               fn.compile(Target::parse("cuda:12345"), {}, fptr(16), fptr(16), 5, 2, 3.0, true, nullptr, 8, 0), "12345",
+               "not supported");
 }
 
 }  // namespace

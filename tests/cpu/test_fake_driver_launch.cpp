@@ -110,7 +110,7 @@ TEST_F(FakeDriverLaunch, PassesTheParameterBytesTritonsLauncherPasses) {
   EXPECT_EQ(param<std::int64_t>(launch, 3), big);
   EXPECT_EQ(std::memcmp(fake_cuda_param(&launch, 3), big_bytes, 8), 0);
   EXPECT_EQ(param<std::uint32_t>(launch, 4), std::bit_cast<std::uint32_t>(0.5f));  // a double, passed as fp32
-  EXPECT_EQ(param<std::uint16_t>(launch, 5), 0x3e00u);                              // 1.5 as fp16
+  EXPECT_EQ(param<std::uint16_t>(launch, 5), 0x3e00u);                             // 1.5 as fp16
   EXPECT_EQ(param<std::uint64_t>(launch, 6), 0u);  // global scratch: this kernel needs none
   EXPECT_EQ(param<std::uint64_t>(launch, 7), 0u);  // profile scratch
 }

@@ -11,10 +11,11 @@ TEST(Index, AProcessWithoutPythonRunsWhatAnotherProcessCompiled) {
   const std::string source = (scratch->dir / "signatures.py").string();
   const std::string hash = compile_elsewhere(source + ":plain", kPlainSignature);
   auto& fn = JitFunction::get(source, "plain");
-  const auto artifact = fn.compile(Target::parse("cuda:90"), {}, fptr(16), fptr(20), 4096, 1, 0.5, true,
-                                   std::nullopt, 64, "fast");
+  const auto artifact =
+      fn.compile(Target::parse("cuda:90"), {}, fptr(16), fptr(20), 4096, 1, 0.5, true, std::nullopt, 64, "fast");
   EXPECT_EQ(artifact->metadata.hash, hash);
-  EXPECT_EQ(artifact->binary.substr(0, 4), std::string("\x7f" "ELF"));
+  EXPECT_EQ(artifact->binary.substr(0, 4), std::string("\x7f"
+                                                       "ELF"));
   EXPECT_EQ(fs::path(artifact->cache_dir).parent_path().parent_path(), scratch->dir / "index");
   EXPECT_FALSE(python_is_mapped());
 }

@@ -214,8 +214,8 @@ TEST_F(Tuning, ALoneConfigLeftByPruningIsTimedOnlyWhereTritonTimesIt) {
   const int n = 100;  // keeps BLOCK 128 alone
   const DevicePtr x = buffer(4 * n), y = buffer(4 * n);
   const auto address = [](const DevicePtr& p) { return std::to_string(reinterpret_cast<std::uintptr_t>(p.address)); };
-  const std::string args = "[P(" + address(x) + ", 'float32'), P(" + address(y) + ", 'float32'), " +
-                           std::to_string(n) + ", 2.0]";
+  const std::string args =
+      "[P(" + address(x) + ", 'float32'), P(" + address(y) + ", 'float32'), " + std::to_string(n) + ", 2.0]";
   const DecoratedRun python = triton_decorated_run(kLibrary, "pruned_axpy", args);
   ASSERT_EQ(python.kept.size(), 1u);
   const std::uint64_t before = launches();

@@ -259,7 +259,7 @@ class GpuTest : public ::testing::Test {
 }  // namespace tritonrt::test
 
 /// Skips the current test unless device 0 has at least compute capability `cc` (e.g. 90).
-#define REQUIRE_CAPABILITY(cc, what)                                                                  \
-  if (capability() < (cc))                                                                            \
-  GTEST_SKIP() << (what) << " needs compute capability " << (cc) / 10 << "." << (cc) % 10            \
+#define REQUIRE_CAPABILITY(cc, what)                                                      \
+  if (capability() < (cc))                                                                \
+  GTEST_SKIP() << (what) << " needs compute capability " << (cc) / 10 << "." << (cc) % 10 \
                << " or newer; device 0 has " << capability() / 10 << "." << capability() % 10

@@ -63,8 +63,10 @@ inline std::uint32_t encode(double v, MiniFloat f) {
     a = std::ldexp(std::nearbyint(std::ldexp(a, -quantum)), quantum);  // ties to even (default mode)
   }
   if (a > minifloat_max(f)) {
-    if (!f.has_inf) a = minifloat_max(f);
-    else return sign | (exp_mask << f.man_bits);
+    if (!f.has_inf)
+      a = minifloat_max(f);
+    else
+      return sign | (exp_mask << f.man_bits);
   }
   if (a == 0) return sign;
   int e = 0;

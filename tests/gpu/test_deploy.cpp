@@ -109,9 +109,9 @@ TEST_F(Deploy, TheIndexServesAProgramWithoutPython) {
 
 TEST_F(Deploy, ABundleServesAProgramWithoutPython) {
   const auto [status, out] =
-      run_child("DeployChild.LaunchesFromTheBundle", "TRITONRT_CACHE_DIR='" + (scratch->dir / "empty-index").string() +
-                                                         "' TRITONRT_BUNDLE='" + (scratch->dir / "deploy.trb").string() +
-                                                         "' TRITONRT_LOG=info");
+      run_child("DeployChild.LaunchesFromTheBundle",
+                "TRITONRT_CACHE_DIR='" + (scratch->dir / "empty-index").string() + "' TRITONRT_BUNDLE='" +
+                    (scratch->dir / "deploy.trb").string() + "' TRITONRT_LOG=info");
   ASSERT_EQ(status, 0) << out;
   EXPECT_EQ(tuned_hash(out), tuned) << out;
   // The tuning key's choice came from the bundle: nothing was timed.

@@ -340,9 +340,8 @@ TEST_F(Kernels, MatmulFp16WithLargeSharedMemory) {
   dc.poison();
   Stream s;
   auto& matmul = JitFunction::get(kGpuKernels, "matmul_kernel");
-  const LaunchConfig config{.grid = {cdiv(M, 128), cdiv(N, 128)},
-                            .stream = s.get(),
-                            .options = {.num_warps = 4, .num_stages = 3}};
+  const LaunchConfig config{
+      .grid = {cdiv(M, 128), cdiv(N, 128)}, .stream = s.get(), .options = {.num_warps = 4, .num_stages = 3}};
   const DevicePtr pa = da.as(DType::fp16), pb = db.as(DType::fp16);
   // Strides (K, 1), (N, 1), (N, 1): the unit ones become constexpr 1, as in Triton.
   matmul(config, pa, pb, dc.get(), M, N, K, K, 1, N, 1, N, 1, 128, 128, 64);

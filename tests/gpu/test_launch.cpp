@@ -23,7 +23,8 @@ Grid blocks_over_n(const BoundArgs& a) { return Grid{cdiv(a.integer("n"), a.inte
 
 // Checks out[0, n) == want(i) and that everything past n is still poison.
 template <class T, class Want>
-::testing::AssertionResult elements_match(const std::vector<T>& out, std::size_t n, Want want, const std::string& what) {
+::testing::AssertionResult elements_match(const std::vector<T>& out, std::size_t n, Want want,
+                                          const std::string& what) {
   Mismatches bad(what);
   for (std::size_t i = 0; i < out.size(); ++i) {
     if (i < n) {
@@ -72,8 +73,7 @@ TEST_F(Launch, SixteenThreadsMakeFirstCallsAtOnce) {
         s.sync();
         const auto out = dout.download();
         const auto result = elements_match(
-            out, static_cast<std::size_t>(n) * kRounds,
-            [&](std::size_t i) { return x[i % n] * a + b[i / n]; },
+            out, static_cast<std::size_t>(n) * kRounds, [&](std::size_t i) { return x[i % n] * a + b[i / n]; },
             "thread " + std::to_string(t) + " (seed " + std::to_string(r.seed()) + ")");
         if (!result) errors[t] = result.message();
       } catch (const std::exception& e) {
@@ -127,11 +127,12 @@ TEST_F(Launch, CudaGraphReplaysWithNewData) {
     SCOPED_TRACE(when);
     std::vector<float> want(n);
     for (int i = 0; i < n; ++i) want[i] = static_cast<float>(static_cast<double>(hx[i]) + hy[i]);
-    EXPECT_TRUE(elements_match(sum.download(), n, [&](std::size_t i) { return want[i]; }, "add in graph"));
+    EXPECT_TRUE(elements_match(
+        sum.download(), n, [&](std::size_t i) { return want[i]; }, "add in graph"));
     if (with_scratch) {
-      EXPECT_TRUE(elements_match(scaled.download(), n,
-                                 [&](std::size_t i) { return static_cast<float>(static_cast<double>(want[i]) * scale); },
-                                 "tma_scale (global scratch) in graph"));
+      EXPECT_TRUE(elements_match(
+          scaled.download(), n, [&](std::size_t i) { return static_cast<float>(static_cast<double>(want[i]) * scale); },
+          "tma_scale (global scratch) in graph"));
     }
   };
 
@@ -156,7 +157,8 @@ TEST_F(Launch, CudaGraphReplaysWithNewData) {
   GPU_CHECK(cuGraphInstantiate(&g.exec, g.graph, 0));
   s.sync();
   // Captured launches do not run: the outputs are still poison.
-  EXPECT_TRUE(elements_match(sum.download(), 0, [](std::size_t) { return 0.0f; }, "sum after capture"));
+  EXPECT_TRUE(elements_match(
+      sum.download(), 0, [](std::size_t) { return 0.0f; }, "sum after capture"));
 
   for (const char* replay : {"first replay", "second replay with new data", "third replay with new data"}) {
     GPU_CHECK(cuGraphLaunch(g.exec, s.get()));
@@ -190,9 +192,9 @@ struct DeviceRun {
         1024, false);
   }
   ::testing::AssertionResult check() const {
-    return elements_match(dout->download(), x.size(),
-                          [&](std::size_t i) { return static_cast<float>(static_cast<double>(x[i]) + y[i]); },
-                          "add_kernel on device " + std::to_string(device));
+    return elements_match(
+        dout->download(), x.size(), [&](std::size_t i) { return static_cast<float>(static_cast<double>(x[i]) + y[i]); },
+        "add_kernel on device " + std::to_string(device));
   }
 };
 
@@ -277,15 +279,17 @@ TEST_F(Launch, EmptyGridLaunchesNothing) {
   fx.poison();
   add({.grid_fn = blocks_over_n, .stream = s.get()}, fx.get(), fx.get(), fx.get(), 0, 1024, false);
   s.sync();
-  EXPECT_TRUE(elements_match(out.download(), 0, [](std::size_t) { return 0; }, "grid_kernel after empty grids"));
-  EXPECT_TRUE(elements_match(fx.download(), 0, [](std::size_t) { return 0.0f; }, "add_kernel with n = 0"));
+  EXPECT_TRUE(elements_match(
+      out.download(), 0, [](std::size_t) { return 0; }, "grid_kernel after empty grids"));
+  EXPECT_TRUE(elements_match(
+      fx.download(), 0, [](std::size_t) { return 0.0f; }, "add_kernel with n = 0"));
 
   // The same kernel with a real grid writes exactly its programs' blocks, every axis counted.
   fn({.grid = {3, 2, 2}, .stream = s.get()}, out.get(), kGridBlock);
   s.sync();
-  EXPECT_TRUE(elements_match(out.download(), 12 * kGridBlock,
-                             [](std::size_t i) { return static_cast<std::int32_t>(i / kGridBlock); },
-                             "grid_kernel on a (3, 2, 2) grid"));
+  EXPECT_TRUE(elements_match(
+      out.download(), 12 * kGridBlock, [](std::size_t i) { return static_cast<std::int32_t>(i / kGridBlock); },
+      "grid_kernel on a (3, 2, 2) grid"));
 }
 
 TEST_F(Launch, GridBeyondDeviceLimitsThrowsArgumentError) {
@@ -314,12 +318,13 @@ TEST_F(Launch, GridBeyondDeviceLimitsThrowsArgumentError) {
   }
   // Nothing was launched, and the stream still works.
   s.sync();
-  EXPECT_TRUE(elements_match(out.download(), 0, [](std::size_t) { return 0; }, "after rejected grids"));
+  EXPECT_TRUE(elements_match(
+      out.download(), 0, [](std::size_t) { return 0; }, "after rejected grids"));
   fn({.grid = {2}, .stream = s.get()}, out.get(), kGridBlock);
   s.sync();
-  EXPECT_TRUE(elements_match(out.download(), 2 * kGridBlock,
-                             [](std::size_t i) { return static_cast<std::int32_t>(i / kGridBlock); },
-                             "grid_kernel after the rejected launches"));
+  EXPECT_TRUE(elements_match(
+      out.download(), 2 * kGridBlock, [](std::size_t i) { return static_cast<std::int32_t>(i / kGridBlock); },
+      "grid_kernel after the rejected launches"));
 }
 
 }  // namespace

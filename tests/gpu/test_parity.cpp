@@ -120,9 +120,9 @@ TEST_F(Parity, AddFp16) {
   auto x = h["randn"](n, "float16"), y = h["randn"](n, "float16");
   auto out_py = h["sentinel"](n, "float16"), out_rt = h["sentinel"](n, "float16");
   const Grid grid{cdiv(n, 512)};
-  const auto hash = h["launch"](kernel("add_kernel"), py::make_tuple(grid.x),
-                                py::make_tuple(x, y, out_py, n, 512, false), py::dict())
-                        .cast<std::string>();
+  const auto hash =
+      h["launch"](kernel("add_kernel"), py::make_tuple(grid.x), py::make_tuple(x, y, out_py, n, 512, false), py::dict())
+          .cast<std::string>();
   auto& fn = JitFunction::get(kGpuKernels, "add_kernel");
   const LaunchConfig config{.grid = grid, .stream = kDefaultStream};
   fn(config, ptr(x, DType::fp16), ptr(y, DType::fp16), ptr(out_rt, DType::fp16), n, 512, false);
@@ -149,8 +149,9 @@ TEST_F(Parity, RowSoftmax) {
   EXPECT_TRUE(h["identical"](out_py, out_rt).cast<bool>());
   // The columns the kernel writes were written (the rest stay equal to the sentinel in both).
   EXPECT_TRUE(h["changed"](h["head"](out_rt, cols)).cast<bool>());
-  EXPECT_EQ(fn.artifact_for(config, ptr<float>(out_rt), ptr<float>(x), in_stride, out_stride, cols, 1024)->metadata.hash,
-            hash);
+  EXPECT_EQ(
+      fn.artifact_for(config, ptr<float>(out_rt), ptr<float>(x), in_stride, out_stride, cols, 1024)->metadata.hash,
+      hash);
 }
 
 TEST_F(Parity, I64AndConstexprOneArguments) {
@@ -203,10 +204,9 @@ TEST_F(Parity, MatmulWithCompileOptions) {
   py::dict options;
   options["num_warps"] = 4;
   options["num_stages"] = 3;
-  const auto hash =
-      h["launch"](kernel("matmul_kernel"), py::make_tuple(grid.x, grid.y),
-                  py::make_tuple(a, b, c_py, M, N, K, K, 1, N, 1, N, 1, 128, 128, 64), options)
-          .cast<std::string>();
+  const auto hash = h["launch"](kernel("matmul_kernel"), py::make_tuple(grid.x, grid.y),
+                                py::make_tuple(a, b, c_py, M, N, K, K, 1, N, 1, N, 1, 128, 128, 64), options)
+                        .cast<std::string>();
   auto& fn = JitFunction::get(kGpuKernels, "matmul_kernel");
   const LaunchConfig config{.grid = grid, .stream = kDefaultStream, .options = {.num_warps = 4, .num_stages = 3}};
   fn(config, ptr(a, DType::fp16), ptr(b, DType::fp16), ptr<float>(c_rt), M, N, K, K, 1, N, 1, N, 1, 128, 128, 64);

@@ -81,7 +81,8 @@ inline std::pair<int, std::string> run(const std::string& command) {
 
 // The tritonrt CLI with `arguments` (shell words), in a process of its own that has Python.
 inline std::pair<int, std::string> cli(const std::string& arguments) {
-  return run("env -u TRITONRT_LIBPYTHON TRITONRT_PYTHON='" TRITONRT_TEST_PYTHON_EXE "' '" TRITONRT_TEST_CLI "' " + arguments);
+  return run("env -u TRITONRT_LIBPYTHON TRITONRT_PYTHON='" TRITONRT_TEST_PYTHON_EXE "' '" TRITONRT_TEST_CLI "' " +
+             arguments);
 }
 
 // This test binary again, running the child tests `filter` selects on the scratch folder:

@@ -9,13 +9,23 @@ namespace {
 // --- argument traits ----------------------------------------------------------------------------
 
 TEST(Adapter, DTypesAreTritonsNamesForTorchTypes) {
-  const std::pair<ScalarType, const char*> expected[] = {
-      {ScalarType::Bool, "u1"},        {ScalarType::Char, "i8"},          {ScalarType::Short, "i16"},
-      {ScalarType::Int, "i32"},        {ScalarType::Long, "i64"},         {ScalarType::Byte, "u8"},
-      {ScalarType::UInt16, "u16"},     {ScalarType::UInt32, "u32"},       {ScalarType::UInt64, "u64"},
-      {ScalarType::Half, "fp16"},      {ScalarType::BFloat16, "bf16"},    {ScalarType::Float, "fp32"},
-      {ScalarType::Double, "fp64"},    {ScalarType::Float8_e4m3fn, "fp8e4nv"}, {ScalarType::Float8_e5m2, "fp8e5"},
-      {ScalarType::Float8_e4m3fnuz, "fp8e4b8"}, {ScalarType::Float8_e5m2fnuz, "fp8e5b16"}};
+  const std::pair<ScalarType, const char*> expected[] = {{ScalarType::Bool, "u1"},
+                                                         {ScalarType::Char, "i8"},
+                                                         {ScalarType::Short, "i16"},
+                                                         {ScalarType::Int, "i32"},
+                                                         {ScalarType::Long, "i64"},
+                                                         {ScalarType::Byte, "u8"},
+                                                         {ScalarType::UInt16, "u16"},
+                                                         {ScalarType::UInt32, "u32"},
+                                                         {ScalarType::UInt64, "u64"},
+                                                         {ScalarType::Half, "fp16"},
+                                                         {ScalarType::BFloat16, "bf16"},
+                                                         {ScalarType::Float, "fp32"},
+                                                         {ScalarType::Double, "fp64"},
+                                                         {ScalarType::Float8_e4m3fn, "fp8e4nv"},
+                                                         {ScalarType::Float8_e5m2, "fp8e5"},
+                                                         {ScalarType::Float8_e4m3fnuz, "fp8e4b8"},
+                                                         {ScalarType::Float8_e5m2fnuz, "fp8e5b16"}};
   for (const auto& [type, name] : expected) {
     const auto dtype = torch::to_dtype(type);
     ASSERT_TRUE(dtype.has_value()) << c10::toString(type);
@@ -71,11 +81,13 @@ TEST(Adapter, ScalarsPackAsThePythonNumberWould) {
 TEST(Adapter, UnsupportedArgumentsAreArgumentErrors) {
   Arg a;
   EXPECT_NE(argument_error([&] { pack_arg(a, at::Tensor()); }).find("undefined at::Tensor"), std::string::npos);
-  EXPECT_NE(argument_error([&] { pack_arg(a, at::zeros({2}, at::kComplexFloat)); }).find("ComplexFloat has no Triton type"),
-            std::string::npos);
+  EXPECT_NE(
+      argument_error([&] { pack_arg(a, at::zeros({2}, at::kComplexFloat)); }).find("ComplexFloat has no Triton type"),
+      std::string::npos);
   EXPECT_NE(argument_error([&] { pack_arg(a, c10::Scalar(c10::complex<double>(1, 2))); }).find("complex c10::Scalar"),
             std::string::npos);
-  EXPECT_NE(argument_error([&] { pack_arg(a, ScalarType::QInt8); }).find("QInt8 has no Triton type"), std::string::npos);
+  EXPECT_NE(argument_error([&] { pack_arg(a, ScalarType::QInt8); }).find("QInt8 has no Triton type"),
+            std::string::npos);
 }
 
 // The specialization of a call with torch arguments is the one Triton's JIT builds for the
@@ -85,7 +97,8 @@ TEST(Adapter, SpecializationMatchesTritonsForTorchArguments) {
   const at::Tensor x = at::zeros({64}, at::kBFloat16);
   const auto address = std::to_string(reinterpret_cast<std::uintptr_t>(x.data_ptr()));
   const std::pair<Specialization, std::string> cases[] = {
-      {fn.specialize(x, std::optional<at::Tensor>(), c10::Scalar(0.5), c10::Scalar(1), c10::Scalar(true), ScalarType::Half),
+      {fn.specialize(x, std::optional<at::Tensor>(), c10::Scalar(0.5), c10::Scalar(1), c10::Scalar(true),
+                     ScalarType::Half),
        "[P(" + address + ", 'bfloat16'), None, 0.5, 1, True, tl.float16]"},
       {fn.specialize(x, std::optional<at::Tensor>(x), c10::Scalar(3), c10::Scalar(int64_t{1} << 40), c10::Scalar(false),
                      ScalarType::Float8_e4m3fn),
@@ -104,10 +117,12 @@ TEST(Adapter, TensorChecksNameTheCallerAndParameter) {
             "my::op: argument 'input' is a CPU tensor; tritonrt launches kernels on CUDA tensors only");
   EXPECT_EQ(argument_error([&] { torch::TensorChecks("my::op").required(at::Tensor(), "input"); }),
             "my::op: argument 'input' is an undefined tensor; a defined CUDA tensor is required");
-  EXPECT_EQ(argument_error([&] { torch::TensorChecks("my::op").required(fake_cuda(0), "a").required(fake_cuda(1), "b"); }),
-            "my::op: argument 'b' is on cuda:1 but the tensor arguments before it are on cuda:0");
-  EXPECT_EQ(argument_error([&] { torch::TensorChecks("my::op").required(fake_cuda(0, ScalarType::ComplexFloat), "z"); }),
-            "my::op: argument 'z' has dtype ComplexFloat, which Triton has no type for");
+  EXPECT_EQ(
+      argument_error([&] { torch::TensorChecks("my::op").required(fake_cuda(0), "a").required(fake_cuda(1), "b"); }),
+      "my::op: argument 'b' is on cuda:1 but the tensor arguments before it are on cuda:0");
+  EXPECT_EQ(
+      argument_error([&] { torch::TensorChecks("my::op").required(fake_cuda(0, ScalarType::ComplexFloat), "z"); }),
+      "my::op: argument 'z' has dtype ComplexFloat, which Triton has no type for");
   EXPECT_EQ(argument_error([&] { torch::TensorChecks("my::op").required(at::zeros({2}, at::device(at::kMeta)), "m"); }),
             "my::op: argument 'm' is on device meta; tritonrt launches kernels on CUDA tensors only");
 

@@ -144,7 +144,8 @@ TEST_F(GpuDecorated, SixteenThreadsTuneOnce) {
   auto& sum = JitFunction::get(kCases, "counted_tuning_sum");
   auto tunings = [] {
     py::gil_scoped_acquire gil;
-    const auto calls = py::module_::import("builtins").attr("tritonrt_heuristic_calls").cast<std::map<std::string, int>>();
+    const auto calls =
+        py::module_::import("builtins").attr("tritonrt_heuristic_calls").cast<std::map<std::string, int>>();
     return calls.count("TUNINGS") ? calls.at("TUNINGS") : 0;
   };
   const int n = 1 << 20;

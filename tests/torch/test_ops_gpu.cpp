@@ -21,26 +21,34 @@ namespace {
 
 TEST_F(GpuOps, AddMatchesAtenOverShapesDtypesAndAlpha) {
   const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> shapes = {
-      {{0}, {0}},         {{1}, {1}},           {{1000003}, {1000003}}, {{17, 33}, {17, 33}},   {{3, 1, 5}, {4, 1}},
-      {{}, {7}},          {{8, 0, 3}, {3}},     {{2, 3, 4, 5, 6}, {5, 1}},
+      {{0}, {0}},
+      {{1}, {1}},
+      {{1000003}, {1000003}},
+      {{17, 33}, {17, 33}},
+      {{3, 1, 5}, {4, 1}},
+      {{}, {7}},
+      {{8, 0, 3}, {3}},
+      {{2, 3, 4, 5, 6}, {5, 1}},
       {{2, 1, 2, 1, 2, 1}, {1, 2, 1, 2, 1, 2}}};  // alternating broadcasts: more dims than the strided kernel takes
   const std::pair<ScalarType, ScalarType> dtypes[] = {
-      {ScalarType::Float, ScalarType::Float}, {ScalarType::Half, ScalarType::Half},
+      {ScalarType::Float, ScalarType::Float},       {ScalarType::Half, ScalarType::Half},
       {ScalarType::BFloat16, ScalarType::BFloat16}, {ScalarType::Double, ScalarType::Double},
-      {ScalarType::Half, ScalarType::Float}, {ScalarType::Int, ScalarType::Half},
-      {ScalarType::Int, ScalarType::Int}, {ScalarType::Long, ScalarType::Char},
-      {ScalarType::Byte, ScalarType::Byte}, {ScalarType::Bool, ScalarType::Bool},
+      {ScalarType::Half, ScalarType::Float},        {ScalarType::Int, ScalarType::Half},
+      {ScalarType::Int, ScalarType::Int},           {ScalarType::Long, ScalarType::Char},
+      {ScalarType::Byte, ScalarType::Byte},         {ScalarType::Bool, ScalarType::Bool},
       {ScalarType::Bool, ScalarType::Char}};
   for (const auto& [sa, sb] : shapes) {
     for (const auto& [ta, tb] : dtypes) {
       const at::Tensor a = random(sa, ta), b = random(sb, tb);
       const ScalarType result = at::result_type(a, b);
       std::vector<c10::Scalar> alphas = {1};
-      if (c10::isFloatingType(result)) alphas = {1, -0.5, 3};
-      else if (result != ScalarType::Bool) alphas = {1, 3, -2};
+      if (c10::isFloatingType(result))
+        alphas = {1, -0.5, 3};
+      else if (result != ScalarType::Bool)
+        alphas = {1, 3, -2};
       for (const auto& alpha : alphas) {
-        SCOPED_TRACE(::testing::Message() << "a " << a.sizes() << " " << ta << ", b " << b.sizes() << " " << tb
-                                          << ", alpha " << alpha);
+        SCOPED_TRACE(::testing::Message()
+                     << "a " << a.sizes() << " " << ta << ", b " << b.sizes() << " " << tb << ", alpha " << alpha);
         EXPECT_TRUE(close(tritonrt_add(a, b, alpha), at::add(a, b, alpha), tolerance(result, {1.3e-6, 1e-5})));
       }
     }
@@ -49,12 +57,15 @@ TEST_F(GpuOps, AddMatchesAtenOverShapesDtypesAndAlpha) {
 
 TEST_F(GpuOps, AddReadsNonContiguousInputs) {
   const at::Tensor base = random({40, 66}, ScalarType::Float);
-  const at::Tensor transposed = random({33, 40}, ScalarType::Float).t();        // 40 x 33, column-major
-  const at::Tensor stepped = base.slice(1, 0, 66, 2);                          // 40 x 33, stride 2
+  const at::Tensor transposed = random({33, 40}, ScalarType::Float).t();  // 40 x 33, column-major
+  const at::Tensor stepped = base.slice(1, 0, 66, 2);                     // 40 x 33, stride 2
   const at::Tensor expanded = random({1, 33}, ScalarType::Half).expand({40, 33});
-  const at::Tensor offset = base.slice(0, 1, 40).slice(1, 3, 36);               // 39 x 33 view with an offset
+  const at::Tensor offset = base.slice(0, 1, 40).slice(1, 3, 36);  // 39 x 33 view with an offset
   for (const auto& [a, b] : std::vector<std::pair<at::Tensor, at::Tensor>>{
-           {transposed, stepped}, {stepped, expanded}, {expanded, transposed}, {offset, stepped.slice(0, 0, 39)},
+           {transposed, stepped},
+           {stepped, expanded},
+           {expanded, transposed},
+           {offset, stepped.slice(0, 0, 39)},
            {random({4, 6, 8}, ScalarType::Float).permute({2, 0, 1}), random({8, 4, 6}, ScalarType::Float)}}) {
     SCOPED_TRACE(::testing::Message() << a.sizes() << a.strides() << " + " << b.sizes() << b.strides());
     EXPECT_TRUE(close(tritonrt_add(a, b, 2), at::add(a, b, 2), {1.3e-6, 1e-5}));
@@ -83,13 +94,15 @@ TEST_F(GpuOps, SumMatchesAten) {
     int64_t dim;
     bool keepdim;
   };
-  const Case cases[] = {{{0}, 0, false},     {{5, 0}, 1, false},   {{0, 5}, 1, true},   {{1000003}, 0, false},
-                        {{17, 33}, 0, false}, {{17, 33}, -1, true}, {{3, 4, 5}, 1, true}, {{}, 0, false},
+  const Case cases[] = {{{0}, 0, false},        {{5, 0}, 1, false},       {{0, 5}, 1, true},    {{1000003}, 0, false},
+                        {{17, 33}, 0, false},   {{17, 33}, -1, true},     {{3, 4, 5}, 1, true}, {{}, 0, false},
                         {{64, 4097}, 1, false}, {{7, 3, 2049}, 2, false}, {{2049, 3}, 0, false}};
   const std::pair<ScalarType, std::optional<ScalarType>> dtypes[] = {
-      {ScalarType::Float, std::nullopt}, {ScalarType::Half, std::nullopt},    {ScalarType::BFloat16, std::nullopt},
-      {ScalarType::Double, std::nullopt}, {ScalarType::Int, std::nullopt},    {ScalarType::Bool, std::nullopt},
-      {ScalarType::Half, ScalarType::Float}, {ScalarType::Float, ScalarType::Half}, {ScalarType::Char, ScalarType::Int}};
+      {ScalarType::Float, std::nullopt},     {ScalarType::Half, std::nullopt},
+      {ScalarType::BFloat16, std::nullopt},  {ScalarType::Double, std::nullopt},
+      {ScalarType::Int, std::nullopt},       {ScalarType::Bool, std::nullopt},
+      {ScalarType::Half, ScalarType::Float}, {ScalarType::Float, ScalarType::Half},
+      {ScalarType::Char, ScalarType::Int}};
   for (const auto& c : cases) {
     for (const auto& [type, dtype] : dtypes) {
       const at::Tensor x = random(c.shape, type);
@@ -102,9 +115,9 @@ TEST_F(GpuOps, SumMatchesAten) {
 }
 
 TEST_F(GpuOps, SumReadsNonContiguousInputs) {
-  const at::Tensor inputs[] = {random({33, 17}, ScalarType::Float).t(), random({4, 6, 8}, ScalarType::Float).slice(1, 0, 6, 2),
-                               random({4, 6, 8}, ScalarType::Float).permute({1, 2, 0}),
-                               random({1, 300}, ScalarType::Half).expand({5, 300})};
+  const at::Tensor inputs[] = {
+      random({33, 17}, ScalarType::Float).t(), random({4, 6, 8}, ScalarType::Float).slice(1, 0, 6, 2),
+      random({4, 6, 8}, ScalarType::Float).permute({1, 2, 0}), random({1, 300}, ScalarType::Half).expand({5, 300})};
   for (const auto& x : inputs) {
     for (int64_t dim = 0; dim < x.dim(); ++dim) {
       SCOPED_TRACE(::testing::Message() << x.sizes() << x.strides() << " dim " << dim);
@@ -115,9 +128,9 @@ TEST_F(GpuOps, SumReadsNonContiguousInputs) {
 }
 
 TEST_F(GpuOps, SoftmaxMatchesAten) {
-  const std::pair<std::vector<int64_t>, int64_t> cases[] = {{{0, 5}, -1},   {{1, 1}, -1},     {{7, 1000}, -1},
-                                                            {{3, 5000}, 1}, {{4, 3, 5}, 1},   {{4, 3, 5}, 0},
-                                                            {{2049}, 0},    {{}, 0},          {{300, 7}, -1}};
+  const std::pair<std::vector<int64_t>, int64_t> cases[] = {{{0, 5}, -1},   {{1, 1}, -1},   {{7, 1000}, -1},
+                                                            {{3, 5000}, 1}, {{4, 3, 5}, 1}, {{4, 3, 5}, 0},
+                                                            {{2049}, 0},    {{}, 0},        {{300, 7}, -1}};
   for (const auto& [shape, dim] : cases) {
     for (const ScalarType type : {ScalarType::Float, ScalarType::Half, ScalarType::BFloat16, ScalarType::Double}) {
       const at::Tensor x = random(shape, type) * 3;
@@ -166,28 +179,27 @@ TEST_F(GpuOps, LayerNormMatchesAten) {
           const Tolerance tol = type == ScalarType::Half       ? Tolerance{1e-2, 1e-2}
                                 : type == ScalarType::BFloat16 ? Tolerance{5e-2, 5e-2}
                                                                : tolerance(type, {1e-4, 1e-4});
-          EXPECT_TRUE(close(tritonrt_layer_norm(x, normalized, w, b, eps),
-                            at::layer_norm(x, normalized, w, b, eps), tol));
+          EXPECT_TRUE(
+              close(tritonrt_layer_norm(x, normalized, w, b, eps), at::layer_norm(x, normalized, w, b, eps), tol));
         }
       }
     }
   }
   const at::Tensor t = random({64, 48}, ScalarType::Float).t();  // non-contiguous input
-  EXPECT_TRUE(close(tritonrt_layer_norm(t, {64}, std::nullopt, std::nullopt),
-                    at::layer_norm(t, {64}), {1e-4, 1e-4}));
+  EXPECT_TRUE(close(tritonrt_layer_norm(t, {64}, std::nullopt, std::nullopt), at::layer_norm(t, {64}), {1e-4, 1e-4}));
 }
 
 TEST_F(GpuOps, MatmulMatchesAtenInFp32) {
-  const std::array<int64_t, 3> sizes[] = {{1, 1, 1},     {17, 65, 33}, {128, 64, 256}, {300, 200, 129},
-                                          {0, 5, 7},     {5, 0, 7},    {5, 7, 0},      {1024, 512, 768}};
+  const std::array<int64_t, 3> sizes[] = {{1, 1, 1}, {17, 65, 33}, {128, 64, 256}, {300, 200, 129},
+                                          {0, 5, 7}, {5, 0, 7},    {5, 7, 0},      {1024, 512, 768}};
   for (const ScalarType type : {ScalarType::Half, ScalarType::BFloat16}) {
     const Tolerance tol = type == ScalarType::Half ? Tolerance{1e-2, 1e-2} : Tolerance{2e-2, 2e-2};
     for (const auto& [m, k, n] : sizes) {
       for (const bool transposed : {false, true}) {
         const at::Tensor a = transposed ? random({k, m}, type).t() : random({m, k}, type);
         const at::Tensor b = transposed ? random({n, k}, type).t() : random({k, n}, type);
-        SCOPED_TRACE(::testing::Message() << type << " " << m << "x" << k << " @ " << k << "x" << n
-                                          << (transposed ? " transposed" : ""));
+        SCOPED_TRACE(::testing::Message()
+                     << type << " " << m << "x" << k << " @ " << k << "x" << n << (transposed ? " transposed" : ""));
         const at::Tensor got = tritonrt_matmul(a, b);
         EXPECT_EQ(got.scalar_type(), type);
         EXPECT_TRUE(close(got.to(at::kFloat), at::matmul(a.to(at::kFloat), b.to(at::kFloat)), tol));
@@ -204,8 +216,9 @@ TEST_F(GpuOps, ErrorsNameTheArgument) {
             "tritonrt::add: argument 'self' is an undefined tensor; a defined CUDA tensor is required");
   EXPECT_EQ(argument_error([&] { tritonrt_add(g, at::zeros({3}, cuda(ScalarType::ComplexFloat))); }),
             "tritonrt::add: argument 'other' has dtype ComplexFloat, which Triton has no type for");
-  EXPECT_NE(argument_error([&] { tritonrt_layer_norm(g, {3}, at::ones({3}), std::nullopt); })
-                .find("tritonrt::layer_norm: argument 'weight' is a CPU tensor"),
+  EXPECT_NE(argument_error([&] {
+              tritonrt_layer_norm(g, {3}, at::ones({3}), std::nullopt);
+            }).find("tritonrt::layer_norm: argument 'weight' is a CPU tensor"),
             std::string::npos);
 }
 

@@ -128,7 +128,8 @@ TEST(OpsLayout, ReductionPlanAddressesEveryElementAsTheTensorDoes) {
           want += (rest % sizes[d]) * v.strides[d];
           rest /= sizes[d];
         }
-        const int64_t got = (j / plan.inner) * plan.stride_outer + (j % plan.inner) * plan.stride_inner + r * plan.stride_r;
+        const int64_t got =
+            (j / plan.inner) * plan.stride_outer + (j % plan.inner) * plan.stride_inner + r * plan.stride_r;
         ASSERT_EQ(got, want) << "trial " << trial << " row " << j << " element " << r;
       }
     }

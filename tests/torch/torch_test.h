@@ -46,18 +46,18 @@ inline at::Tensor tritonrt_add(const at::Tensor& a, const at::Tensor& b, const c
   return op<BinarySig>("tritonrt::add").call(a, b, alpha);
 }
 inline at::Tensor tritonrt_sum(const at::Tensor& t, int64_t dim, bool keepdim = false,
-                        std::optional<ScalarType> dtype = std::nullopt) {
+                               std::optional<ScalarType> dtype = std::nullopt) {
   return op<SumSig>("tritonrt::sum").call(t, dim, keepdim, dtype);
 }
 inline at::Tensor tritonrt_softmax(const at::Tensor& t, int64_t dim = -1) {
   return op<SoftmaxSig>("tritonrt::softmax").call(t, dim);
 }
 inline at::Tensor tritonrt_axpy(const at::Tensor& x, const std::optional<at::Tensor>& y = std::nullopt,
-                         const std::optional<c10::Scalar>& alpha = std::nullopt) {
+                                const std::optional<c10::Scalar>& alpha = std::nullopt) {
   return op<AxpySig>("tritonrt::axpy").call(x, y, alpha);
 }
 inline at::Tensor tritonrt_layer_norm(const at::Tensor& x, at::IntArrayRef shape, const std::optional<at::Tensor>& w,
-                               const std::optional<at::Tensor>& b, double eps = 1e-5) {
+                                      const std::optional<at::Tensor>& b, double eps = 1e-5) {
   return op<LayerNormSig>("tritonrt::layer_norm").call(x, shape, w, b, eps);
 }
 inline at::Tensor tritonrt_matmul(const at::Tensor& a, const at::Tensor& b) {
@@ -122,11 +122,16 @@ class GpuOps : public ::testing::Test {
 
   static Tolerance tolerance(ScalarType dtype, Tolerance fp32) {
     switch (dtype) {
-      case ScalarType::Half: return {std::max(fp32.rtol, 2e-3), std::max(fp32.atol, 1e-3)};
-      case ScalarType::BFloat16: return {std::max(fp32.rtol, 1.6e-2), std::max(fp32.atol, 1e-2)};
-      case ScalarType::Float: return fp32;
-      case ScalarType::Double: return {1e-9, 1e-12};
-      default: return {0, 0};  // integers and bool: exact
+      case ScalarType::Half:
+        return {std::max(fp32.rtol, 2e-3), std::max(fp32.atol, 1e-3)};
+      case ScalarType::BFloat16:
+        return {std::max(fp32.rtol, 1.6e-2), std::max(fp32.atol, 1e-2)};
+      case ScalarType::Float:
+        return fp32;
+      case ScalarType::Double:
+        return {1e-9, 1e-12};
+      default:
+        return {0, 0};  // integers and bool: exact
     }
   }
 

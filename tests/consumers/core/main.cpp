@@ -11,8 +11,7 @@ int main(int argc, char** argv) {
   try {
     auto& add = tritonrt::JitFunction::get(argv[1], "add_kernel");
     auto* stand_in = reinterpret_cast<float*>(0x10000);  // only its alignment is specialized on
-    const auto artifact =
-        add.compile(tritonrt::Target::parse("cuda:90"), {}, stand_in, stand_in, stand_in, 4096, 1024);
+    const auto artifact = add.compile(tritonrt::Target::parse("cuda:90"), {}, stand_in, stand_in, stand_in, 4096, 1024);
     std::printf("tritonrt %s: %s for %s, hash %s\n", TRITONRT_VERSION, artifact->metadata.name.c_str(),
                 artifact->metadata.target.str().c_str(), artifact->metadata.hash.c_str());
     return 0;

@@ -15,8 +15,8 @@ int main(int argc, char** argv) {
     const at::Tensor x = at::ones({4096});
     auto& add = tritonrt::JitFunction::get(argv[1], "add_kernel");
     const tritonrt::DevicePtr stand_in{reinterpret_cast<const void*>(0x10000), tritonrt::DType::fp32};
-    const auto artifact = add.compile(tritonrt::Target::parse("cuda:90"), {}, stand_in, stand_in, stand_in,
-                                      x.numel(), 1024);
+    const auto artifact =
+        add.compile(tritonrt::Target::parse("cuda:90"), {}, stand_in, stand_in, stand_in, x.numel(), 1024);
     std::printf("tritonrt %s with torch %s: %s for %s, hash %s\n", TRITONRT_VERSION, TORCH_VERSION,
                 artifact->metadata.name.c_str(), artifact->metadata.target.str().c_str(),
                 artifact->metadata.hash.c_str());

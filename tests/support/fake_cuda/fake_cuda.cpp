@@ -32,20 +32,20 @@ constexpr unsigned kMaxGridYZ = 65535;
 constexpr unsigned kMaxBlockXY = 1024;
 constexpr unsigned kMaxBlockZ = 64;
 constexpr int kMaxThreadsPerBlock = 1024;
-constexpr int kSharedDefault = 48 * 1024;   // dynamic shared memory a launch may use before opting in
-constexpr int kSharedOptIn = 232448;        // the most a kernel may opt into (227 KiB)
-constexpr unsigned kPortableCluster = 8;    // larger clusters need NON_PORTABLE_CLUSTER_SIZE_ALLOWED
+constexpr int kSharedDefault = 48 * 1024;  // dynamic shared memory a launch may use before opting in
+constexpr int kSharedOptIn = 232448;       // the most a kernel may opt into (227 KiB)
+constexpr unsigned kPortableCluster = 8;   // larger clusters need NON_PORTABLE_CLUSTER_SIZE_ALLOWED
 constexpr unsigned kMaxCluster = 16;
 constexpr std::size_t kTotalMemory = std::size_t{80} << 30;
 constexpr std::size_t kAllocAlignment = 256;  // what cuMemAlloc guarantees
 constexpr double kDefaultKernelUs = 1.0;
 
 // Cubin (CUDA ELF) layout, checked against nvcc's and Triton's ptxas output with cuobjdump -elf.
-constexpr unsigned kMachineCuda = 190;        // e_machine
-constexpr unsigned kSymbolFunc = 2;           // STT_FUNC
-constexpr unsigned kSymbolKernelEntry = 0x10; // st_other bit of a __global__ entry point
-constexpr unsigned kSectionSymtab = 2;        // SHT_SYMTAB
-constexpr unsigned char kFormatSval = 0x04;   // EIFMT_SVAL: u16 size, then payload; other formats are 4 bytes
+constexpr unsigned kMachineCuda = 190;           // e_machine
+constexpr unsigned kSymbolFunc = 2;              // STT_FUNC
+constexpr unsigned kSymbolKernelEntry = 0x10;    // st_other bit of a __global__ entry point
+constexpr unsigned kSectionSymtab = 2;           // SHT_SYMTAB
+constexpr unsigned char kFormatSval = 0x04;      // EIFMT_SVAL: u16 size, then payload; other formats are 4 bytes
 constexpr unsigned char kAttrKparamInfo = 0x17;  // EIATTR_KPARAM_INFO
 
 struct Context;
@@ -292,7 +292,11 @@ CUresult parse_params(const unsigned char* p, const unsigned char* end, KernelLa
 // The kernels of a cubin: entry-point symbols that have a .nv.info.<name> section.
 // cuModuleLoadData is given no size, so the ELF headers are trusted, as the driver trusts them.
 CUresult parse_cubin(const unsigned char* image, std::vector<KernelLayout>& kernels) {
-  if (std::memcmp(image, "\x7f" "ELF", 4) != 0 || image[4] != 2 /* 64-bit */ || image[5] != 1 /* little-endian */ ||
+  if (std::memcmp(image,
+                  "\x7f"
+                  "ELF",
+                  4) != 0 ||
+      image[4] != 2 /* 64-bit */ || image[5] != 1 /* little-endian */ ||
       read<std::uint16_t>(image + 18) != kMachineCuda) {
     return CUDA_ERROR_INVALID_IMAGE;
   }
@@ -566,39 +570,86 @@ CUresult fake_device_get_attribute(int* value, CUdevice_attribute attribute, CUd
   if (value == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (const CUresult r = check_device(device); r != CUDA_SUCCESS) return r;
   switch (attribute) {
-    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *value = kMaxThreadsPerBlock; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+      *value = kMaxThreadsPerBlock;
+      break;
     case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X:
-    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: *value = kMaxBlockXY; break;
-    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: *value = kMaxBlockZ; break;
-    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: *value = static_cast<int>(kMaxGridX); break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y:
+      *value = kMaxBlockXY;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z:
+      *value = kMaxBlockZ;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X:
+      *value = static_cast<int>(kMaxGridX);
+      break;
     case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y:
-    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: *value = kMaxGridYZ; break;
-    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *value = kSharedDefault; break;
-    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *value = kSharedOptIn; break;
-    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: *value = 233472; break;
-    case CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY: *value = 65536; break;
-    case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *value = 32; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z:
+      *value = kMaxGridYZ;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK:
+      *value = kSharedDefault;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
+      *value = kSharedOptIn;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR:
+      *value = 233472;
+      break;
+    case CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY:
+      *value = 65536;
+      break;
+    case CU_DEVICE_ATTRIBUTE_WARP_SIZE:
+      *value = 32;
+      break;
     case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK:
-    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: *value = 65536; break;
-    case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: *value = 1980000; break;
-    case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: *value = 2619000; break;
-    case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: *value = 5120; break;
-    case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: *value = 50 << 20; break;
-    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *value = 132; break;
-    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: *value = 2048; break;
-    case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: *value = 32; break;
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *value = g.cc_major; break;
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *value = g.cc_minor; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR:
+      *value = 65536;
+      break;
+    case CU_DEVICE_ATTRIBUTE_CLOCK_RATE:
+      *value = 1980000;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE:
+      *value = 2619000;
+      break;
+    case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH:
+      *value = 5120;
+      break;
+    case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE:
+      *value = 50 << 20;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+      *value = 132;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR:
+      *value = 2048;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR:
+      *value = 32;
+      break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+      *value = g.cc_major;
+      break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
+      *value = g.cc_minor;
+      break;
     case CU_DEVICE_ATTRIBUTE_INTEGRATED:
-    case CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT: *value = 0; break;
+    case CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT:
+      *value = 0;
+      break;
     case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS:
     case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING:
     case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY:
     case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY:
     case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH:
-    case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: *value = 1; break;
-    case CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH: *value = g.cc_major >= 9; break;
-    default: return CUDA_ERROR_NOT_SUPPORTED;  // not modelled: a test sees which one was asked for
+    case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:
+      *value = 1;
+      break;
+    case CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH:
+      *value = g.cc_major >= 9;
+      break;
+    default:
+      return CUDA_ERROR_NOT_SUPPORTED;  // not modelled: a test sees which one was asked for
   }
   return CUDA_SUCCESS;
 }
@@ -852,11 +903,20 @@ CUresult fake_func_get_attribute(int* value, CUfunction_attribute attribute, CUf
   const auto* f = reinterpret_cast<Function*>(function);
   if (!f->alive) return CUDA_ERROR_INVALID_HANDLE;
   switch (attribute) {
-    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *value = g.max_threads; break;
-    case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *value = 0; break;  // Triton kernels use dynamic shared memory only
-    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *value = f->max_dynamic_shared; break;
-    case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: *value = f->non_portable_cluster; break;
-    default: return CUDA_ERROR_NOT_SUPPORTED;
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+      *value = g.max_threads;
+      break;
+    case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES:
+      *value = 0;
+      break;  // Triton kernels use dynamic shared memory only
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+      *value = f->max_dynamic_shared;
+      break;
+    case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
+      *value = f->non_portable_cluster;
+      break;
+    default:
+      return CUDA_ERROR_NOT_SUPPORTED;
   }
   return CUDA_SUCCESS;
 }
@@ -874,7 +934,8 @@ CUresult fake_func_set_attribute(CUfunction function, CUfunction_attribute attri
     case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
       f->non_portable_cluster = value != 0;
       return CUDA_SUCCESS;
-    default: return CUDA_ERROR_NOT_SUPPORTED;
+    default:
+      return CUDA_ERROR_NOT_SUPPORTED;
   }
 }
 
@@ -889,8 +950,8 @@ CUresult fake_func_set_cache_config(CUfunction function, CUfunc_cache config) {
 }
 
 CUresult fake_launch_kernel(CUfunction function, unsigned int grid_x, unsigned int grid_y, unsigned int grid_z,
-                            unsigned int block_x, unsigned int block_y, unsigned int block_z,
-                            unsigned int shared, CUstream stream, void** params, void** extra) {
+                            unsigned int block_x, unsigned int block_y, unsigned int block_z, unsigned int shared,
+                            CUstream stream, void** params, void** extra) {
   const LaunchShape shape{
       {grid_x, grid_y, grid_z}, {block_x, block_y, block_z}, shared, {0, 0, 0}, false, false, false};
   return launch(function, shape, stream, params, extra);
@@ -909,7 +970,8 @@ CUresult fake_launch_kernel_ex(const CUlaunchConfig* config, CUfunction function
     const CUlaunchAttribute& a = config->attrs[i];
     switch (a.id) {
       case CU_LAUNCH_ATTRIBUTE_IGNORE:
-      case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: break;  // placement only
+      case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+        break;  // placement only
       case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
         shape.cluster[0] = a.value.clusterDim.x;
         shape.cluster[1] = a.value.clusterDim.y;
@@ -918,8 +980,11 @@ CUresult fake_launch_kernel_ex(const CUlaunchConfig* config, CUfunction function
       case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
         shape.pdl = a.value.programmaticStreamSerializationAllowed != 0;
         break;
-      case CU_LAUNCH_ATTRIBUTE_COOPERATIVE: shape.cooperative = a.value.cooperative != 0; break;
-      default: return CUDA_ERROR_NOT_SUPPORTED;  // not modelled: refused so a test notices
+      case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+        shape.cooperative = a.value.cooperative != 0;
+        break;
+      default:
+        return CUDA_ERROR_NOT_SUPPORTED;  // not modelled: refused so a test notices
     }
   }
   return launch(function, shape, config->hStream, params, extra);
@@ -1041,60 +1106,60 @@ CUresult fake_get_proc_address(const char* symbol, void** function, int cuda_ver
 
 // Every entry point: the API name tritonrt asks cuGetProcAddress for, and its implementation.
 // The prototype checked is the one cuda.h gives the name (cuMemAlloc -> cuMemAlloc_v2).
-#define FAKE_CUDA_ENTRIES(X)                                   \
-  X(cuGetProcAddress, fake_get_proc_address)                   \
-  X(cuInit, fake_init)                                         \
-  X(cuDriverGetVersion, fake_driver_get_version)               \
-  X(cuGetErrorName, fake_get_error_name)                       \
-  X(cuGetErrorString, fake_get_error_string)                   \
-  X(cuDeviceGet, fake_device_get)                              \
-  X(cuDeviceGetCount, fake_device_get_count)                   \
-  X(cuDeviceGetAttribute, fake_device_get_attribute)           \
-  X(cuDeviceGetName, fake_device_get_name)                     \
-  X(cuDeviceTotalMem, fake_device_total_mem)                   \
-  X(cuDevicePrimaryCtxRetain, fake_primary_ctx_retain)         \
-  X(cuDevicePrimaryCtxRelease, fake_primary_ctx_release)       \
-  X(cuCtxGetCurrent, fake_ctx_get_current)                     \
-  X(cuCtxSetCurrent, fake_ctx_set_current)                     \
-  X(cuCtxGetDevice, fake_ctx_get_device)                       \
-  X(cuCtxPushCurrent, fake_ctx_push_current)                   \
-  X(cuCtxPopCurrent, fake_ctx_pop_current)                     \
-  X(cuCtxSynchronize, fake_ctx_synchronize)                    \
-  X(cuStreamCreate, fake_stream_create)                        \
-  X(cuStreamDestroy, fake_stream_destroy)                      \
-  X(cuStreamSynchronize, fake_stream_synchronize)              \
-  X(cuStreamGetCtx, fake_stream_get_ctx)                       \
-  X(cuStreamIsCapturing, fake_stream_is_capturing)             \
-  X(cuStreamBeginCapture, fake_stream_begin_capture)           \
-  X(cuStreamEndCapture, fake_stream_end_capture)               \
+#define FAKE_CUDA_ENTRIES(X)                                        \
+  X(cuGetProcAddress, fake_get_proc_address)                        \
+  X(cuInit, fake_init)                                              \
+  X(cuDriverGetVersion, fake_driver_get_version)                    \
+  X(cuGetErrorName, fake_get_error_name)                            \
+  X(cuGetErrorString, fake_get_error_string)                        \
+  X(cuDeviceGet, fake_device_get)                                   \
+  X(cuDeviceGetCount, fake_device_get_count)                        \
+  X(cuDeviceGetAttribute, fake_device_get_attribute)                \
+  X(cuDeviceGetName, fake_device_get_name)                          \
+  X(cuDeviceTotalMem, fake_device_total_mem)                        \
+  X(cuDevicePrimaryCtxRetain, fake_primary_ctx_retain)              \
+  X(cuDevicePrimaryCtxRelease, fake_primary_ctx_release)            \
+  X(cuCtxGetCurrent, fake_ctx_get_current)                          \
+  X(cuCtxSetCurrent, fake_ctx_set_current)                          \
+  X(cuCtxGetDevice, fake_ctx_get_device)                            \
+  X(cuCtxPushCurrent, fake_ctx_push_current)                        \
+  X(cuCtxPopCurrent, fake_ctx_pop_current)                          \
+  X(cuCtxSynchronize, fake_ctx_synchronize)                         \
+  X(cuStreamCreate, fake_stream_create)                             \
+  X(cuStreamDestroy, fake_stream_destroy)                           \
+  X(cuStreamSynchronize, fake_stream_synchronize)                   \
+  X(cuStreamGetCtx, fake_stream_get_ctx)                            \
+  X(cuStreamIsCapturing, fake_stream_is_capturing)                  \
+  X(cuStreamBeginCapture, fake_stream_begin_capture)                \
+  X(cuStreamEndCapture, fake_stream_end_capture)                    \
   X(cuGraphInstantiateWithFlags, fake_graph_instantiate_with_flags) \
-  X(cuGraphLaunch, fake_graph_launch)                          \
-  X(cuGraphDestroy, fake_graph_destroy)                        \
-  X(cuGraphExecDestroy, fake_graph_exec_destroy)               \
-  X(cuModuleLoadData, fake_module_load_data)                   \
-  X(cuModuleUnload, fake_module_unload)                        \
-  X(cuModuleGetFunction, fake_module_get_function)             \
-  X(cuFuncGetAttribute, fake_func_get_attribute)               \
-  X(cuFuncSetAttribute, fake_func_set_attribute)               \
-  X(cuFuncSetCacheConfig, fake_func_set_cache_config)          \
-  X(cuLaunchKernel, fake_launch_kernel)                        \
-  X(cuLaunchKernelEx, fake_launch_kernel_ex)                   \
-  X(cuMemAlloc, fake_mem_alloc)                                \
-  X(cuMemFree, fake_mem_free)                                  \
-  X(cuMemAllocAsync, fake_mem_alloc_async)                     \
-  X(cuMemFreeAsync, fake_mem_free_async)                       \
-  X(cuMemcpyHtoD, fake_memcpy_htod)                            \
-  X(cuMemcpyDtoH, fake_memcpy_dtoh)                            \
-  X(cuMemsetD8, fake_memset_d8)                                \
-  X(cuMemcpyHtoDAsync, fake_memcpy_htod_async)                 \
-  X(cuMemcpyDtoHAsync, fake_memcpy_dtoh_async)                 \
-  X(cuMemcpyDtoDAsync, fake_memcpy_dtod_async)                 \
-  X(cuMemsetD8Async, fake_memset_d8_async)                     \
-  X(cuMemsetD32Async, fake_memset_d32_async)                   \
-  X(cuEventCreate, fake_event_create)                          \
-  X(cuEventDestroy, fake_event_destroy)                        \
-  X(cuEventRecord, fake_event_record)                          \
-  X(cuEventSynchronize, fake_event_synchronize)                \
+  X(cuGraphLaunch, fake_graph_launch)                               \
+  X(cuGraphDestroy, fake_graph_destroy)                             \
+  X(cuGraphExecDestroy, fake_graph_exec_destroy)                    \
+  X(cuModuleLoadData, fake_module_load_data)                        \
+  X(cuModuleUnload, fake_module_unload)                             \
+  X(cuModuleGetFunction, fake_module_get_function)                  \
+  X(cuFuncGetAttribute, fake_func_get_attribute)                    \
+  X(cuFuncSetAttribute, fake_func_set_attribute)                    \
+  X(cuFuncSetCacheConfig, fake_func_set_cache_config)               \
+  X(cuLaunchKernel, fake_launch_kernel)                             \
+  X(cuLaunchKernelEx, fake_launch_kernel_ex)                        \
+  X(cuMemAlloc, fake_mem_alloc)                                     \
+  X(cuMemFree, fake_mem_free)                                       \
+  X(cuMemAllocAsync, fake_mem_alloc_async)                          \
+  X(cuMemFreeAsync, fake_mem_free_async)                            \
+  X(cuMemcpyHtoD, fake_memcpy_htod)                                 \
+  X(cuMemcpyDtoH, fake_memcpy_dtoh)                                 \
+  X(cuMemsetD8, fake_memset_d8)                                     \
+  X(cuMemcpyHtoDAsync, fake_memcpy_htod_async)                      \
+  X(cuMemcpyDtoHAsync, fake_memcpy_dtoh_async)                      \
+  X(cuMemcpyDtoDAsync, fake_memcpy_dtod_async)                      \
+  X(cuMemsetD8Async, fake_memset_d8_async)                          \
+  X(cuMemsetD32Async, fake_memset_d32_async)                        \
+  X(cuEventCreate, fake_event_create)                               \
+  X(cuEventDestroy, fake_event_destroy)                             \
+  X(cuEventRecord, fake_event_record)                               \
+  X(cuEventSynchronize, fake_event_synchronize)                     \
   X(cuEventElapsedTime, fake_event_elapsed_time)
 
 namespace {
@@ -1127,8 +1192,7 @@ CUresult fake_get_proc_address(const char* symbol, void** function, int /*cuda_v
 
 // The same functions as exported symbols, under the names cuda.h's prototypes link to
 // (cuMemAlloc_v2, cuGetProcAddress_v2, ...), for dlsym and for programs linked against -lcuda.
-#define FAKE_CUDA_EXPORT_ROW(api, impl) \
-  extern "C" FAKE_CUDA_EXPORT decltype(::api) api __attribute__((alias(#impl)));
+#define FAKE_CUDA_EXPORT_ROW(api, impl) extern "C" FAKE_CUDA_EXPORT decltype(::api) api __attribute__((alias(#impl)));
 FAKE_CUDA_ENTRIES(FAKE_CUDA_EXPORT_ROW)
 #undef FAKE_CUDA_EXPORT_ROW
 

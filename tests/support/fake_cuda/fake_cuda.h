@@ -22,23 +22,23 @@ extern "C" {
 
 /* One kernel launch, as the driver received it. */
 typedef struct FakeCudaLaunch {
-  uint64_t sequence;             /* 1-based among all launches since the last reset, recorded or not */
-  void* function;                /* the CUfunction */
-  void* stream;                  /* as passed (NULL: the legacy default stream) */
-  void* context;                 /* the context the launch ran in */
+  uint64_t sequence;              /* 1-based among all launches since the last reset, recorded or not */
+  void* function;                 /* the CUfunction */
+  void* stream;                   /* as passed (NULL: the legacy default stream) */
+  void* context;                  /* the context the launch ran in */
   char name[FAKE_CUDA_NAME_SIZE]; /* the kernel's symbol, NUL-terminated */
   uint32_t grid[3];
   uint32_t block[3];
-  uint32_t shared_bytes;         /* dynamic shared memory */
-  uint32_t cluster[3];           /* {0, 0, 0} unless cuLaunchKernelEx set a cluster dimension */
-  int32_t pdl;                   /* programmatic stream serialization (PDL) requested */
-  int32_t cooperative;           /* cooperative launch requested */
-  int32_t via_ex;                /* launched with cuLaunchKernelEx rather than cuLaunchKernel */
-  int32_t from_graph;            /* replayed by cuGraphLaunch from a captured launch */
-  double start_us;               /* simulated start and end on the stream's clock */
+  uint32_t shared_bytes; /* dynamic shared memory */
+  uint32_t cluster[3];   /* {0, 0, 0} unless cuLaunchKernelEx set a cluster dimension */
+  int32_t pdl;           /* programmatic stream serialization (PDL) requested */
+  int32_t cooperative;   /* cooperative launch requested */
+  int32_t via_ex;        /* launched with cuLaunchKernelEx rather than cuLaunchKernel */
+  int32_t from_graph;    /* replayed by cuGraphLaunch from a captured launch */
+  double start_us;       /* simulated start and end on the stream's clock */
   double end_us;
-  uint32_t param_count;          /* from the cubin's EIATTR_KPARAM_INFO entries */
-  uint32_t param_bytes;          /* size of the kernel's parameter buffer */
+  uint32_t param_count;                        /* from the cubin's EIATTR_KPARAM_INFO entries */
+  uint32_t param_bytes;                        /* size of the kernel's parameter buffer */
   uint16_t param_offset[FAKE_CUDA_MAX_PARAMS]; /* parameter i lives at params[param_offset[i]] */
   uint16_t param_size[FAKE_CUDA_MAX_PARAMS];
   unsigned char params[FAKE_CUDA_MAX_PARAM_BYTES]; /* the parameter buffer as the kernel sees it */
@@ -46,9 +46,9 @@ typedef struct FakeCudaLaunch {
 
 /* Counters since the last reset (live_allocations: now). */
 typedef struct FakeCudaStats {
-  uint64_t launches;         /* kernels run, graph replays included; captured launches are not */
+  uint64_t launches;          /* kernels run, graph replays included; captured launches are not */
   uint64_t captured_launches; /* launches recorded into a graph by stream capture */
-  uint64_t module_loads;     /* successful cuModuleLoadData calls: a cache miss loads a module */
+  uint64_t module_loads;      /* successful cuModuleLoadData calls: a cache miss loads a module */
   uint64_t module_unloads;
   uint64_t live_allocations; /* device allocations not freed yet, for leak checks */
 } FakeCudaStats;
@@ -87,7 +87,7 @@ static inline int fake_cuda_api(FakeCudaApi* api) {
   void* lib = dlopen("libcuda.so.1", RTLD_NOLOAD | RTLD_NOW);
   if (lib == NULL) return 0;
   api->get_stats = (void (*)(FakeCudaStats*))dlsym(lib, "fake_cuda_get_stats");
-  api->last_launches = (size_t (*)(FakeCudaLaunch*, size_t))dlsym(lib, "fake_cuda_last_launches");
+  api->last_launches = (size_t(*)(FakeCudaLaunch*, size_t))dlsym(lib, "fake_cuda_last_launches");
   api->reset = (void (*)(void))dlsym(lib, "fake_cuda_reset");
   api->set_kernel_duration_us = (void (*)(const char*, double))dlsym(lib, "fake_cuda_set_kernel_duration_us");
   api->set_max_threads_per_block = (void (*)(int))dlsym(lib, "fake_cuda_set_max_threads_per_block");
