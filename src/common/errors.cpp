@@ -68,4 +68,10 @@ std::string error_message(const ErrorSite& site, std::string_view what) {
   return text.append(printable(what));
 }
 
+std::string without_prefix(std::string text) {
+  constexpr std::string_view kPrefix = "tritonrt: ";
+  if (text.starts_with(kPrefix)) text.erase(0, kPrefix.size());
+  return text;
+}
+
 }  // namespace tritonrt::detail

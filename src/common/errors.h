@@ -21,6 +21,9 @@ struct ErrorSite {
 /// "tritonrt: kernel 'k', parameter 'p' (#i): what" with the parts the site has.
 std::string error_message(const ErrorSite& site, std::string_view what);
 
+/// `text` without error_message's leading "tritonrt: ", for quoting one message inside another.
+std::string without_prefix(std::string text);
+
 /// Throws E (a tritonrt::Error subclass) with `error_message(site, what)`.
 template <class E>
 [[noreturn]] [[gnu::cold]] void raise(const ErrorSite& site, std::string_view what) {

@@ -94,4 +94,10 @@ class JsonReader {
   std::string document_;
 };
 
+/// JSON as tritonrt writes its own files (the index, bundles): text that is not UTF-8
+/// replaced, never an exception.
+inline std::string dump_json(const nlohmann::json& value) {
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 }  // namespace tritonrt::detail

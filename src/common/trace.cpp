@@ -5,13 +5,14 @@
 #include <cstdio>
 #include <exception>
 
+#include "common/errors.h"
 #include "common/log.h"
 
 namespace tritonrt::detail {
 
 Traced::Traced(std::string what)
     : what_(std::move(what)), start_(std::chrono::steady_clock::now()), exceptions_(std::uncaught_exceptions()) {
-  if (what_.starts_with("tritonrt: ")) what_.erase(0, 10);  // error_message's prefix: the log adds its own
+  what_ = without_prefix(std::move(what_));  // error_message's prefix: the log adds its own
   nvtxRangePushA(("tritonrt: " + what_).c_str());
 }
 

@@ -166,11 +166,6 @@ Compiler* load_compiler() {
   return make();
 }
 
-std::string without_prefix(std::string text) {
-  constexpr std::string_view kPrefix = "tritonrt: ";
-  return text.starts_with(kPrefix) ? text.substr(kPrefix.size()) : text;
-}
-
 // Triton's files as an artifact for `target`, or why they cannot be one.
 std::optional<std::string> make_artifact(CompiledFiles& files, const Target& target, Artifact& artifact) {
   if (!files.unreadable.empty()) return "Triton could not read it: " + files.unreadable;

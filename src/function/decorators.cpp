@@ -362,8 +362,7 @@ Arg JitFunction::Impl::heuristic_miss(std::size_t layer, std::size_t index, std:
   try {
     compiler = &detail::Compiler::get();
   } catch (const PythonError& e) {
-    std::string why = e.what();
-    if (why.starts_with("tritonrt: ")) why.erase(0, 10);
+    const std::string why = detail::without_prefix(e.what());
     detail::raise<PythonError>({kernel.signature.name},
                                "heuristic '" + name + "' has no value recorded for these arguments" +
                                    (r.context != nullptr ? " on " + r.context->device.target.str() : std::string()) +

@@ -15,6 +15,7 @@
 #include <system_error>
 
 #include "common/errors.h"
+#include "common/json.h"
 #include "common/log.h"
 #include "common/sha256.h"
 #include "store/files.h"
@@ -199,11 +200,6 @@ std::string BundledKernel::target_list() const {
 
 namespace {
 
-// JSON as bundles hold it: text that is not UTF-8 replaced, never an exception.
-std::string dump_json(const nlohmann::json& value) {
-  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
 BundleInfo describe(const MappedBundle& bundle) {
   BundleInfo info;
   info.path = bundle.path();
@@ -266,9 +262,7 @@ struct LoadedBundles {
       try {
         load(path);
       } catch (const Error& e) {
-        std::string what = e.what();
-        if (what.starts_with("tritonrt: ")) what.erase(0, 10);
-        environment_error = "TRITONRT_BUNDLE: " + what;
+        environment_error = "TRITONRT_BUNDLE: " + without_prefix(e.what());
       }
     }
   }

@@ -11,6 +11,7 @@
 #include <variant>
 
 #include "common/errors.h"
+#include "common/json.h"
 #include "common/log.h"
 #include "common/sha256.h"
 #include "store/files.h"
@@ -92,11 +93,6 @@ std::variant<Record, std::string> parse_record(std::string_view kind, const std:
   if (!out.json.is_object()) return std::string("its JSON is not an object");
   out.binary = body.substr(json_size);
   return out;
-}
-
-// JSON as the index writes it: text that is not UTF-8 replaced, never an exception.
-std::string dump(const nlohmann::json& value) {
-  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 // Moves the invalid file at `path` out of the way and reports `problem`.
@@ -222,9 +218,9 @@ std::string KernelIndex::put_kernel(std::string_view source, std::string_view na
     if (!bytes) return "";  // a file that cannot be read back cannot be checked: leave it unindexed
     j["files"].push_back({{"path", path}, {"sha256", sha256_hex(*bytes)}});
   }
-  j["fingerprint"] = sha256_hex(dump(j));
+  j["fingerprint"] = sha256_hex(dump_json(j));
   const std::string fingerprint = j["fingerprint"].get<std::string>();
-  write_atomically(kernel_dir(source, name) / "kernel", record("kernel", dump(j), ""));
+  write_atomically(kernel_dir(source, name) / "kernel", record("kernel", dump_json(j), ""));
   remove_stale(kernel_dir(source, name), fingerprint);
   return fingerprint;
 }
@@ -287,7 +283,7 @@ std::optional<Artifact> KernelIndex::find_artifact(std::string_view source, std:
 void KernelIndex::put_artifact(std::string_view source, std::string_view name, const std::string& key,
                                const Artifact& artifact) const {
   const nlohmann::json j = {{"key", key}, {"binary_kind", artifact.binary_kind}, {"metadata", artifact.metadata.json}};
-  write_atomically(keyed_file(source, name, key, ".artifact"), record("artifact", dump(j), artifact.binary));
+  write_atomically(keyed_file(source, name, key, ".artifact"), record("artifact", dump_json(j), artifact.binary));
 }
 
 std::optional<std::pair<std::size_t, std::string>> KernelIndex::find_choice(std::string_view source,
@@ -308,7 +304,7 @@ std::optional<std::pair<std::size_t, std::string>> KernelIndex::find_choice(std:
 void KernelIndex::put_choice(std::string_view source, std::string_view name, const std::string& key, std::size_t config,
                              const std::string& config_text) const {
   const nlohmann::json j = {{"key", key}, {"config", config}, {"text", config_text}};
-  write_atomically(keyed_file(source, name, key, ".choice"), record("choice", dump(j), ""));
+  write_atomically(keyed_file(source, name, key, ".choice"), record("choice", dump_json(j), ""));
 }
 
 std::vector<std::string> KernelIndex::find_heuristic(std::string_view source, std::string_view name,
@@ -336,7 +332,7 @@ void KernelIndex::put_heuristic(std::string_view source, std::string_view name, 
   }
   entries.push_back(entry);
   const nlohmann::json j = {{"key", key}, {"entries", entries}};
-  write_atomically(keyed_file(source, name, key, ".heuristic"), record("heuristic", dump(j), ""));
+  write_atomically(keyed_file(source, name, key, ".heuristic"), record("heuristic", dump_json(j), ""));
 }
 
 std::vector<IndexListing> KernelIndex::list(std::vector<std::string>& skipped) const {
