@@ -35,7 +35,7 @@ BUILD_FUZZ=build-fuzz               # tests/fuzz alone, built with clang
 BUILD_CONSUMERS=build-consumers     # an install of build/, moved, and tests/consumers built against it
 BUILD_TYPE=${CMAKE_BUILD_TYPE:-RelWithDebInfo}
 JOBS=${CTEST_PARALLEL_LEVEL:-$(nproc)}
-APT_PACKAGES=(cmake g++ ninja-build nlohmann-json3-dev libgtest-dev libcli11-dev)
+APT_PACKAGES=(cmake g++ ninja-build nlohmann-json3-dev libgtest-dev libcli11-dev libfmt-dev)
 # For `fuzz`: clang with libFuzzer and its sanitizer runtimes, and llvm-symbolizer for the stacks.
 FUZZ_APT_PACKAGES=(clang-14 libclang-rt-14-dev llvm-14)
 FUZZ_CXX=clang++-14

@@ -8,6 +8,7 @@
 #include "tritonrt/error.h"
 #include "tritonrt/jit_function.h"
 #include "tritonrt/launch.h"
+#include "tritonrt/log.h"
 #include "tritonrt/options.h"
 #include "tritonrt/signature.h"
 #include "tritonrt/version.h"

@@ -33,8 +33,10 @@ std::size_t utf8_sequence(std::string_view s) {
   return length;
 }
 
-// `text` with control bytes (a NUL would end the message) and bytes that are not UTF-8
-// written as \xNN, so that a message is readable text whatever a name or file held.
+}  // namespace
+
+// Control bytes (a NUL would end the message) and bytes that are not UTF-8 are escaped, so
+// that a message is readable text whatever a name or file held.
 std::string printable(std::string_view text) {
   std::string out;
   while (!text.empty()) {
@@ -53,10 +55,8 @@ std::string printable(std::string_view text) {
   return out;
 }
 
-}  // namespace
-
-std::string error_message(const ErrorSite& site, std::string_view what) {
-  std::string text = "tritonrt: ";
+std::string message_about(const ErrorSite& site, std::string_view what) {
+  std::string text;
   if (!site.kernel.empty()) {
     text.append("kernel '").append(printable(site.kernel)).append("'");
     if (!site.param.empty()) {
@@ -66,6 +66,10 @@ std::string error_message(const ErrorSite& site, std::string_view what) {
     text.append(": ");
   }
   return text.append(printable(what));
+}
+
+std::string error_message(const ErrorSite& site, std::string_view what) {
+  return "tritonrt: " + message_about(site, what);
 }
 
 std::string without_prefix(std::string text) {

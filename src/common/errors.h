@@ -18,8 +18,14 @@ struct ErrorSite {
   std::ptrdiff_t index = -1;  ///< the parameter's position, when known
 };
 
-/// "tritonrt: kernel 'k', parameter 'p' (#i): what" with the parts the site has.
+/// "kernel 'k', parameter 'p' (#i): what" with the parts the site has, printable.
+std::string message_about(const ErrorSite& site, std::string_view what);
+
+/// "tritonrt: " + message_about(site, what).
 std::string error_message(const ErrorSite& site, std::string_view what);
+
+/// `text` with control bytes and bytes that are not UTF-8 written as \xNN.
+std::string printable(std::string_view text);
 
 /// `text` without error_message's leading "tritonrt: ", for quoting one message inside another.
 std::string without_prefix(std::string text);

@@ -1,32 +1,75 @@
 #include "common/log.h"
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
+#include <mutex>
 #include <string>
 
-namespace tritonrt::detail {
+namespace tritonrt {
+namespace {
+
+constexpr int kUnread = -1;
+std::atomic<int> level_in_force{kUnread};
+
+LogLevel level_from_environment() noexcept {
+  const char* text = std::getenv("TRITONRT_LOG");
+  const std::string_view value = text == nullptr ? "" : text;
+  if (value == "off" || value == "0") return LogLevel::off;
+  if (value == "info") return LogLevel::info;
+  if (value == "debug") return LogLevel::debug;
+  return LogLevel::warning;
+}
+
+// The handler set by set_log_handler, or null for stderr; copied out under the lock and
+// called outside it, so a slow handler holds nobody up and may be replaced meanwhile.
+std::mutex handler_mutex;
+std::shared_ptr<const LogHandler> handler;
+
+}  // namespace
 
 LogLevel log_level() noexcept {
-  static const LogLevel level = [] {
-    const char* text = std::getenv("TRITONRT_LOG");
-    const std::string_view value = text == nullptr ? "" : text;
-    if (value == "off" || value == "0") return LogLevel::off;
-    if (value == "info") return LogLevel::info;
-    if (value == "debug") return LogLevel::debug;
-    return LogLevel::warning;
-  }();
-  return level;
+  int level = level_in_force.load(std::memory_order_relaxed);
+  if (level == kUnread) {
+    // Two first readers agree on the environment's level; a set_log_level in between wins.
+    int expected = kUnread;
+    level_in_force.compare_exchange_strong(expected, static_cast<int>(level_from_environment()));
+    level = level_in_force.load(std::memory_order_relaxed);
+  }
+  return static_cast<LogLevel>(level);
 }
 
-void log(LogLevel level, std::string_view message, bool force) {
-  if (!force && !log_enabled(level)) return;
-  static constexpr const char* kNames[] = {"", "warning", "info", "debug"};
-  // Messages built by error_message carry the prefix this line starts with already.
-  constexpr std::string_view kPrefix = "tritonrt: ";
-  if (message.starts_with(kPrefix)) message.remove_prefix(kPrefix.size());
-  std::string line(kPrefix);
-  line.append(kNames[static_cast<int>(level)]).append(": ").append(message).append("\n");
-  std::fwrite(line.data(), 1, line.size(), stderr);  // one write: lines of threads do not interleave
+void set_log_level(LogLevel level) noexcept { level_in_force.store(static_cast<int>(level)); }
+
+void set_log_handler(LogHandler new_handler) {
+  auto replacement = new_handler ? std::make_shared<const LogHandler>(std::move(new_handler)) : nullptr;
+  std::lock_guard lock(handler_mutex);
+  handler = std::move(replacement);
 }
 
-}  // namespace tritonrt::detail
+namespace detail {
+
+void write_log(LogLevel level, std::string_view message) {
+  std::shared_ptr<const LogHandler> to;
+  {
+    std::lock_guard lock(handler_mutex);
+    to = handler;
+  }
+  if (to) {
+    try {
+      (*to)(level, message);
+      return;
+    } catch (...) {
+      // Messages come from destructors and error paths too: a handler's failure must not
+      // escape there. The message goes to stderr instead.
+    }
+  }
+  static constexpr std::string_view kNames[] = {"", "warning", "info", "debug"};
+  // One write per line: lines of several threads do not interleave.
+  const std::string line = fmt::format("tritonrt: {}: {}\n", kNames[static_cast<int>(level)], message);
+  std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
+}  // namespace detail
+}  // namespace tritonrt

@@ -1,22 +1,35 @@
-// tritonrt's log on stderr: what it did for you that you may want to know about (a damaged
-// cache entry set aside, a compile, a tuning run). TRITONRT_LOG picks how much: off,
-// warning (the default), info or debug.
+// tritonrt's log (include/tritonrt/log.h): messages are formatted with {fmt}, and only when
+// their level is reported.
+//
+//     log(LogLevel::info, "loaded the bundle {} ({} kernels)", path, count);
+//     log_about(LogLevel::debug, {kernel_name}, "artifact for {} found in the index", target);
 #pragma once
+
+#include <fmt/format.h>
 
 #include <string_view>
 
+#include "common/errors.h"
+#include "tritonrt/log.h"
+
 namespace tritonrt::detail {
 
-enum class LogLevel { off, warning, info, debug };
-
-/// The level TRITONRT_LOG asks for, read once.
-LogLevel log_level() noexcept;
-
-/// Whether messages of `level` are written: check before building an expensive message.
+/// Whether messages of `level` are reported: check before work done only for a message.
 inline bool log_enabled(LogLevel level) noexcept { return level != LogLevel::off && level <= log_level(); }
 
-/// Writes one line "tritonrt: <level>: <message>" to stderr when `level` is enabled, or
-/// whatever the level when `force`d (e.g. TRITON_PRINT_AUTOTUNING asks for tuning's lines).
-void log(LogLevel level, std::string_view message, bool force = false);
+/// Hands one formatted message to the handler (stderr by default), whatever the level in
+/// force: callers check log_enabled, or report regardless (TRITON_PRINT_AUTOTUNING).
+void write_log(LogLevel level, std::string_view message);
+
+template <class... Args>
+void log(LogLevel level, fmt::format_string<Args...> format, Args&&... args) {
+  if (log_enabled(level)) write_log(level, printable(fmt::format(format, std::forward<Args>(args)...)));
+}
+
+/// The same about a kernel (and parameter): "kernel 'add_kernel': <message>".
+template <class... Args>
+void log_about(LogLevel level, const ErrorSite& site, fmt::format_string<Args...> format, Args&&... args) {
+  if (log_enabled(level)) write_log(level, message_about(site, fmt::format(format, std::forward<Args>(args)...)));
+}
 
 }  // namespace tritonrt::detail

@@ -4,15 +4,22 @@
 // (or debug) a log line saying how long it took.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <string>
+
+#include "common/errors.h"
 
 namespace tritonrt::detail {
 
 class Traced {
  public:
-  /// `what` names the step, e.g. "kernel 'add_kernel': compiling for cuda:90".
-  explicit Traced(std::string what);
+  /// Names the step, e.g. Traced({"add_kernel"}, "compiling for {}", target): the range is
+  /// "tritonrt: kernel 'add_kernel': compiling for cuda:90".
+  template <class... Args>
+  Traced(const ErrorSite& site, fmt::format_string<Args...> format, Args&&... args)
+      : Traced(message_about(site, fmt::format(format, std::forward<Args>(args)...))) {}
   ~Traced();
   Traced(const Traced&) = delete;
   Traced& operator=(const Traced&) = delete;
@@ -21,6 +28,8 @@ class Traced {
   void note(std::string text) { note_ = std::move(text); }
 
  private:
+  explicit Traced(std::string what);
+
   std::string what_, note_;
   std::chrono::steady_clock::time_point start_;
   int exceptions_;

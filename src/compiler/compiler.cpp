@@ -211,7 +211,7 @@ const EmbeddedPython& embedded_python() {
     } else if (auto usable = usable_python(program, why)) {
       if (library_given) usable->library = library;
       found = std::move(*usable);
-      log(LogLevel::debug, "embedding " + found->program + " (" + from + "), libpython " + found->library);
+      log(LogLevel::debug, "embedding {} ({}), libpython {}", found->program, from, found->library);
       return *found;
     }
     tried += "\n  " + program + " (" + from + "): " + why;
@@ -244,7 +244,7 @@ LoadedKernel load_kernel(std::string_view source, std::string_view name) {
     try {
       LoadedKernel kernel = stored(bundled->description, bundled->rules);
       kernel.bundle = bundled;
-      log(LogLevel::debug, error_message({name}, "loaded from the bundle " + bundled->where() + ", without Python"));
+      log_about(LogLevel::debug, {name}, "loaded from the bundle {}, without Python", bundled->where());
       return kernel;
     } catch (const Error& e) {
       raise<ArtifactError>({name}, "the bundle " + bundled->where() +
@@ -259,15 +259,14 @@ LoadedKernel load_kernel(std::string_view source, std::string_view name) {
       try {
         LoadedKernel kernel = stored(found->description, found->rules);
         kernel.index_fingerprint = std::move(found->fingerprint);
-        log(LogLevel::debug, error_message({name}, "loaded from the index, without Python"));
+        log_about(LogLevel::debug, {name}, "loaded from the index, without Python");
         return kernel;
       } catch (const Error& e) {
         index_why = "its index record does not parse: " + without_prefix(e.what());
       }
     }
     why += "; tritonrt's index cannot serve it: " + index_why;
-    log(LogLevel::debug,
-        error_message({name}, "not served by a bundle or the index (" + why + "): loading it through Python"));
+    log_about(LogLevel::debug, {name}, "not served by a bundle or the index ({}): loading it through Python", why);
   }
   Compiler* compiler = nullptr;
   try {
@@ -278,13 +277,13 @@ LoadedKernel load_kernel(std::string_view source, std::string_view name) {
   }
   // The installed Triton's rules, asked once per process.
   static const std::string rules_json = [&] {
-    Traced traced("starting Python and importing Triton");
+    Traced traced({}, "starting Python and importing Triton");
     return compiler->specialization_rules();
   }();
   static const auto rules = std::make_shared<const SpecializationRules>(parse_specialization_rules(rules_json));
   std::string description;
   {
-    Traced traced(error_message({name}, "importing '" + std::string(source) + "' through Python"));
+    Traced traced({name}, "importing '{}' through Python", source);
     description = compiler->describe_kernel(source, name);
   }
   LoadedKernel kernel = parse_kernel_description(description);
@@ -301,7 +300,7 @@ LoadedKernel load_kernel(std::string_view source, std::string_view name) {
       for (const auto& file : files) paths.push_back(read.as<std::string>(file, "files"));
       kernel.index_fingerprint = index->put_kernel(source, name, {description, rules_json, "", {}}, paths);
     } catch (const Error& e) {
-      log(LogLevel::info, error_message({name}, "not indexed: " + without_prefix(e.what())));
+      log_about(LogLevel::info, {name}, "not indexed: {}", without_prefix(e.what()));
     }
   }
   return kernel;
@@ -312,8 +311,7 @@ Artifact compile(const LoadedKernel& kernel, const Target& target, const Compile
   const ErrorSite site{kernel.signature.name};
   if (kernel.bundle != nullptr) {
     if (auto found = bundled_artifact(*kernel.bundle, key, target)) {
-      log(LogLevel::debug,
-          error_message(site, "artifact for " + target.str() + " found in the bundle " + kernel.bundle->where()));
+      log_about(LogLevel::debug, site, "artifact for {} found in the bundle {}", target.str(), kernel.bundle->where());
       return std::move(*found);
     }
   }
@@ -321,7 +319,7 @@ Artifact compile(const LoadedKernel& kernel, const Target& target, const Compile
   const std::string index_key = kernel.index_fingerprint + "|" + key;
   if (index != nullptr) {
     if (auto found = index->find_artifact(kernel.source, kernel.name, index_key, target)) {
-      log(LogLevel::debug, error_message(site, "artifact for " + target.str() + " found in the index"));
+      log_about(LogLevel::debug, site, "artifact for {} found in the index", target.str());
       return std::move(*found);
     }
   }
@@ -352,7 +350,7 @@ Artifact compile(const LoadedKernel& kernel, const Target& target, const Compile
                                      "without the bundle)");
     }
   }
-  Traced traced(error_message(site, "compiling for " + target.str()));
+  Traced traced(site, "compiling for {}", target.str());
   for (int attempt = 0;; ++attempt) {
     CompiledFiles files = compiler->compile(kernel, target, options, params);
     traced.note(files.from_cache ? "(Triton's cache had it)" : "(Triton compiled it)");
@@ -373,9 +371,8 @@ Artifact compile(const LoadedKernel& kernel, const Target& target, const Compile
     }
     // A damaged entry would fail every later compile too: move it away and build it again.
     const std::string moved = set_aside(files.cache_dir);
-    log(LogLevel::warning,
-        error_message(site, "Triton's cache entry " + files.cache_dir + " is invalid (" + *problem + "); " +
-                                (moved.empty() ? "it was gone" : "set aside as " + moved) + ", recompiling"));
+    log_about(LogLevel::warning, site, "Triton's cache entry {} is invalid ({}); {}, recompiling", files.cache_dir,
+              *problem, moved.empty() ? "it was gone" : "set aside as " + moved);
   }
 }
 

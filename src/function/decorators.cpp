@@ -410,10 +410,8 @@ Arg JitFunction::Impl::heuristic_miss(std::size_t layer, std::size_t index, std:
   }
   if (!result.memoizable) {
     // It read every argument: nothing to key a memo on. The value serves this call only.
-    detail::log(
-        detail::LogLevel::debug,
-        detail::error_message({kernel.signature.name},
-                              "heuristic '" + name + "' reads every argument: it runs in Python on every call"));
+    detail::log_about(LogLevel::debug, {kernel.signature.name},
+                      "heuristic '{}' reads every argument: it runs in Python on every call", name);
     return detail::kept(entry->value, r.strings);
   }
   if (!key.empty()) {
@@ -611,9 +609,11 @@ std::size_t JitFunction::Impl::run_tuning(std::size_t layer, const std::vector<A
                                            ", which cannot run inside a CUDA "
                                            "graph capture: launch it once before capturing");
   }
-  const bool verbose = tuner.print || detail::log_enabled(detail::LogLevel::info);
-  auto say = [&](const std::string& message) {
-    if (verbose) detail::log(detail::LogLevel::info, detail::error_message(site, message), true);
+  // TRITON_PRINT_AUTOTUNING asks for tuning's lines whatever the log level.
+  const bool verbose = tuner.print || detail::log_enabled(LogLevel::info);
+  auto say = [&]<class... Args>(fmt::format_string<Args...> format, Args&&... args) {
+    if (verbose)
+      detail::write_log(LogLevel::info, detail::message_about(site, fmt::format(format, std::forward<Args>(args)...)));
   };
   const auto started = std::chrono::steady_clock::now();
   const Target& target = r.context->device.target;
@@ -623,12 +623,11 @@ std::size_t JitFunction::Impl::run_tuning(std::size_t layer, const std::vector<A
   // taken as Triton takes its in-memory one (no pruning, no timing, no Python).
   const std::string choice_key = "autotune " + std::to_string(layer) + "|" + target.str() + "|" + key_text(key);
   if (const auto stored = detail::indexed_choice(kernel, layer, choice_key)) {
-    say("tuning result for key " + key_text(key) + " read from " + stored->where + ": " +
-        tuner.configs[stored->config].text);
+    say("tuning result for key {} read from {}: {}", key_text(key), stored->where, tuner.configs[stored->config].text);
     return stored->config;
   }
 
-  detail::Traced traced(detail::error_message(site, "tuning for key " + key_text(key)));
+  detail::Traced traced(site, "tuning for key {}", key_text(key));
   const std::vector<std::size_t> candidates = this->candidates(layer, r);
   // Pruning left one config: Triton from 3.8 takes it without timing it (nor recording it).
   if (candidates.size() == 1 && !tuner.tune_lone_pruned) return candidates[0];
@@ -650,7 +649,7 @@ std::size_t JitFunction::Impl::run_tuning(std::size_t layer, const std::vector<A
         }
       }
       from_file = true;
-      say("tuning result for key " + key_text(key) + " read from Triton's cache");
+      say("tuning result for key {} read from Triton's cache", key_text(key));
     }
   }
   if (!from_file) {
@@ -677,7 +676,7 @@ std::size_t JitFunction::Impl::run_tuning(std::size_t layer, const std::vector<A
     for (std::size_t i = 0; i < candidates.size(); ++i) {
       const std::size_t c = candidates[i];
       const auto& config = tuner.configs[c];
-      say("autotuning with config " + config.text);
+      say("autotuning with config {}", config.text);
       try {
         Candidate candidate = prepare_candidate(layer, c, r, fn);
         auto trial = [&] {
@@ -700,7 +699,7 @@ std::size_t JitFunction::Impl::run_tuning(std::size_t layer, const std::vector<A
           }
         };
         timings[i] = detail::benchmark(trial, stream);
-        say("config " + config.text + ": " + std::to_string(timings[i][0]) + " ms");
+        say("config {}: {:f} ms", config.text, timings[i][0]);
       } catch (const Error& e) {
         // As Triton: a config that does not compile or does not fit the device is skipped.
         const auto* driver = dynamic_cast<const DriverError*>(&e);
@@ -709,7 +708,7 @@ std::size_t JitFunction::Impl::run_tuning(std::size_t layer, const std::vector<A
                           (driver != nullptr && driver->code() == kLaunchOutOfResources);
         if (!skip) throw;
         failures.push_back("{" + config.text + "}: " + e.what());
-        say("skipped config " + failures.back());
+        say("skipped config {}", failures.back());
       }
     }
   }
@@ -738,8 +737,8 @@ std::size_t JitFunction::Impl::run_tuning(std::size_t layer, const std::vector<A
   }
   detail::index_choice(kernel, layer, choice_key, chosen);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  say("autotuning for key " + key_text(key) + " finished after " + std::to_string(seconds) +
-      " s; best config selected: " + tuner.configs[chosen].text);
+  say("autotuning for key {} finished after {:f} s; best config selected: {}", key_text(key), seconds,
+      tuner.configs[chosen].text);
   return chosen;
 }
 

@@ -30,7 +30,7 @@ LoadedFunction load_function(const DeviceContext& dc, std::shared_ptr<const Arti
   LoadedFunction f;
   CUmodule module = nullptr;
   {
-    Traced traced(error_message(site, "loading its module " + on_device));
+    Traced traced(site, "loading its module {}", on_device);
     TRITONRT_CU_CHECK(d, cuModuleLoadData(&module, artifact->binary.data()), "loading " + where);
   }
   f.module = std::make_unique<ModuleHandle>(module);

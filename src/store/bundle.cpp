@@ -236,13 +236,12 @@ struct LoadedBundles {
     for (const auto& kernel : bundle->kernels()) {
       const auto [it, added] = kernels.emplace(kernel->identity, kernel.get());
       if (!added) {
-        log(LogLevel::info, error_message({kernel->name}, "is in the bundles " + it->second->where() + " and " +
-                                                              bundle->path().string() + ": the first one's is used"));
+        log_about(LogLevel::info, {kernel->name}, "is in the bundles {} and {}: the first one's is used",
+                  it->second->where(), bundle->path().string());
       }
     }
-    log(LogLevel::info, "loaded the bundle " + bundle->path().string() + " (" +
-                            std::to_string(bundle->kernels().size()) + " kernels, " + std::to_string(bundle->size()) +
-                            " bytes)");
+    log(LogLevel::info, "loaded the bundle {} ({} kernels, {} bytes)", bundle->path().string(),
+        bundle->kernels().size(), bundle->size());
     bundles.push_back(std::move(bundle));
     return *bundles.back();
   }
@@ -313,7 +312,7 @@ const BundledKernel* find_bundled(std::string_view source, std::string_view name
   it->second->bundle->complete(*it->second);
   if (const auto stale = stale_because(*it->second, source)) {
     why = "the bundle " + it->second->where() + " is not used for it: " + *stale;
-    log(LogLevel::warning, error_message({name}, why));
+    log_about(LogLevel::warning, {name}, "{}", why);
     return nullptr;
   }
   return it->second;

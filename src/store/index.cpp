@@ -98,8 +98,7 @@ std::variant<Record, std::string> parse_record(std::string_view kind, const std:
 // Moves the invalid file at `path` out of the way and reports `problem`.
 void set_aside_invalid(const std::filesystem::path& path, std::string_view site, const std::string& problem) {
   const std::string moved = set_aside(path.string());
-  log(LogLevel::warning,
-      error_message({site}, problem + "; " + (moved.empty() ? "it was gone" : "set aside as " + moved)));
+  log_about(LogLevel::warning, {site}, "{}; {}", problem, moved.empty() ? "it was gone" : "set aside as " + moved);
 }
 
 // Writes an index file; a failure costs a later recompile, so it is reported, not thrown.
@@ -108,8 +107,8 @@ void write_atomically(const std::filesystem::path& path, const std::string& byte
   if (const std::string why = write_whole_file(path, bytes); !why.empty()) {
     // Once per process: an unwritable index fails every write the same way.
     const LogLevel level = warned.exchange(true) ? LogLevel::debug : LogLevel::warning;
-    log(level, "could not write the index file " + path.string() + " (" + why + "); going on without it" +
-                   (level == LogLevel::warning ? " (further failures are logged at debug level)" : ""));
+    log(level, "could not write the index file {} ({}); going on without it{}", path.string(), why,
+        level == LogLevel::warning ? " (further failures are logged at debug level)" : "");
   }
 }
 
