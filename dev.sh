@@ -6,13 +6,15 @@
 #   ./dev.sh test      set up, build, run every test: ctest + pytest with the pinned Triton
 #                      (.venv, build/), then the CPU tests + pytest with the newest Triton
 #                      and no torch (.venv-latest, build-latest/), then `fuzz`,
-#                      `sanitize` and `consumers` below, then a summary
+#                      `sanitize`, `consumers` and `wheel` below, then a summary
 #   ./dev.sh fuzz      build the libFuzzer harnesses of tests/fuzz with clang (build-fuzz/),
 #                      run each for a bounded time on a copy of its seed corpus
 #   ./dev.sh sanitize  build with AddressSanitizer + UBSan against .venv, without torch
 #                      (build-asan/), run the CPU tests + pytest there
 #   ./dev.sh consumers install build/, move the install, and build and run the projects of
 #                      tests/consumers against it (build-consumers/)
+#   ./dev.sh wheel     `pip install .` into a fresh virtual environment (build-wheel/venv),
+#                      build examples/custom_op against it, run the installed package's tests
 #   ./dev.sh setup     set up and build only
 #
 # Overrides (all optional):
@@ -33,6 +35,7 @@ BUILD_LATEST=build-latest
 BUILD_ASAN=build-asan               # .venv, AddressSanitizer + UBSan, no torch
 BUILD_FUZZ=build-fuzz               # tests/fuzz alone, built with clang
 BUILD_CONSUMERS=build-consumers     # an install of build/, moved, and tests/consumers built against it
+BUILD_WHEEL=build-wheel             # a fresh venv with `pip install .`, and examples/custom_op built on it
 BUILD_TYPE=${CMAKE_BUILD_TYPE:-RelWithDebInfo}
 JOBS=${CTEST_PARALLEL_LEVEL:-$(nproc)}
 APT_PACKAGES=(cmake g++ ninja-build nlohmann-json3-dev libgtest-dev libcli11-dev libfmt-dev)
@@ -209,6 +212,17 @@ version_of() {
   "$1/bin/python" -c "import importlib.metadata as m, sys; print(m.version(sys.argv[1]))" "$2" 2>/dev/null || echo none
 }
 
+# junit_counts VENV RESULTS: "N passed, N failed, N skipped" from pytest's JUnit report.
+junit_counts() {
+  "$1/bin/python" - "$2" <<'EOF'
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+suite = root if root.tag == "testsuite" else root.find("testsuite")
+n, f, e, s = (int(suite.get(k, 0)) for k in ("tests", "failures", "errors", "skipped"))
+print(f"{n - f - e - s} passed, {f + e} failed, {s} skipped")
+EOF
+}
+
 # run_ctest LABEL BUILD_DIR VENV [CTEST ARGS...]: ctest (pytest included: it is registered in
 # tests/CMakeLists.txt), then one line for the summary.
 run_ctest() {
@@ -225,14 +239,7 @@ run_ctest() {
     ctest_result="$((total - failed - skipped)) passed, $failed failed, $skipped skipped"
   fi
   if [[ -f $results ]]; then
-    pytest_result=$("$venv/bin/python" - "$results" <<'EOF'
-import sys, xml.etree.ElementTree as ET
-root = ET.parse(sys.argv[1]).getroot()
-suite = root if root.tag == "testsuite" else root.find("testsuite")
-n, f, e, s = (int(suite.get(k, 0)) for k in ("tests", "failures", "errors", "skipped"))
-print(f"{n - f - e - s} passed, {f + e} failed, {s} skipped")
-EOF
-)
+    pytest_result=$(junit_counts "$venv" "$results")
   else
     status=1  # pytest must run: a build without it registered is a failure here
   fi
@@ -316,6 +323,45 @@ run_consumers() {
     "$BUILD_CONSUMERS/ (moved install of $BUILD/)" "built and ran: ${done[*]:-nothing}")")
 }
 
+# run_wheel: what a pip user does. A fresh virtual environment with the pinned packages, then
+# `pip install .` (an isolated build: pyproject.toml's torch and build tools), a user's
+# operator library (examples/custom_op) built against tritonrt.cmake_prefix_path, and pytest
+# against the installed package (TRITONRT_TEST_INSTALLED=1), then one line for the summary.
+run_wheel() {
+  local dir="$ROOT/$BUILD_WHEEL" log="$ROOT/$BUILD_WHEEL/wheel.log" status=0 step="creating the venv" seconds=0
+  local venv="$ROOT/$BUILD_WHEEL/venv" results="$ROOT/$BUILD_WHEEL/pytest-results.xml" prefixes pytest_result
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  echo '*' >"$dir/.gitignore"
+  [[ -n ${BASE_PYTHON:-} ]] || BASE_PYTHON=$(find_base_python)
+  say "wheel: pip install . into a fresh venv, then test the installed package (log: $log)"
+  {
+    "$BASE_PYTHON" -m venv "$venv" && step="pip install -r requirements.txt" &&
+      clean_env "$venv/bin/pip" install -r requirements.txt && step="pip install ." && SECONDS=0 &&
+      clean_env "$venv/bin/pip" install -v . && seconds=$SECONDS && step="building examples/custom_op" &&
+      prefixes=$(clean_env "$venv/bin/python" -c \
+        'import tritonrt, torch; print(tritonrt.cmake_prefix_path + ";" + torch.utils.cmake_prefix_path)') &&
+      clean_env cmake -S examples/custom_op -B "$dir/custom_op" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+        -DCMAKE_PREFIX_PATH="$prefixes" && cmake --build "$dir/custom_op" && step="pytest"
+  } >>"$log" 2>&1 || status=1
+  if ((status == 0)); then
+    # From the venv's folder: nothing of the source tree is importable but what the tests name.
+    (cd "$dir" && clean_env TRITONRT_TEST_INSTALLED=1 MY_OPS_DIR="$dir/custom_op" "$venv/bin/python" -m pytest \
+      "$ROOT/tests/python/test_package.py" "$ROOT/tests/python/test_ops.py" "$ROOT/tests/python/test_cli.py" \
+      "$ROOT/examples/custom_op/test_my_ops.py" -q -p no:cacheprovider --junitxml="$results") >>"$log" 2>&1 ||
+      status=1
+  fi
+  if [[ -f $results ]]; then
+    pytest_result=$(junit_counts "$venv" "$results")
+  else
+    status=1
+    pytest_result="NOT RUN ($step failed)"
+  fi
+  ((status == 0)) || { FAILED=1; tail -n 40 "$log"; }
+  SUMMARY+=("$(printf '%-4s  %-44s  pip install . %ss; pytest: %s' "$( ((status == 0)) && echo ok || echo FAIL)" \
+    "$BUILD_WHEEL/ (fresh venv, installed package)" "$seconds" "$pytest_result")")
+}
+
 fuzz_all() {
   local harness
   for harness in "${FUZZ_HARNESSES[@]}"; do run_fuzz "$harness"; done
@@ -342,10 +388,11 @@ test_all() {
   # 3. The parsers of outside text, fuzzed; 4. the CPU tests under AddressSanitizer + UBSan.
   fuzz_all
   run_sanitize
-  # 5. The package as its users consume it.
+  # 5. The package as its users consume it: from CMake, and from pip.
   run_consumers
+  run_wheel
   summary "$BUILD/dev-ctest.log, $BUILD_LATEST/dev-ctest.log, $BUILD_FUZZ/fuzz_*.log, $BUILD_ASAN/dev-ctest.log," \
-    "$BUILD_CONSUMERS/consumers.log"
+    "$BUILD_CONSUMERS/consumers.log, $BUILD_WHEEL/wheel.log"
 }
 
 usage() {
@@ -383,6 +430,11 @@ case ${1:-} in
     setup_pinned
     run_consumers
     summary "$BUILD_CONSUMERS/consumers.log"
+    ;;
+  wheel)
+    setup_system
+    run_wheel
+    summary "$BUILD_WHEEL/wheel.log"
     ;;
   setup)
     setup_system

@@ -95,9 +95,10 @@ int run(const std::string& results_path) {
   }
 
   // For reference, the op's kernel launched alone: what the operator adds to it is the rest.
-  const std::filesystem::path package_dir = std::filesystem::path(TRITONRT_OPS_LIBRARY).parent_path().parent_path();
-  auto& kernel = tritonrt::JitFunction::get(
-      (package_dir / "tritonrt_ops" / "kernels" / "tritonrt_elementwise.py").string(), "add_kernel");
+  // The library lies in <python dir>/tritonrt/ops/, its kernels in kernels/ beside it.
+  const std::filesystem::path ops_dir = std::filesystem::path(TRITONRT_OPS_LIBRARY).parent_path();
+  const std::filesystem::path package_dir = ops_dir.parent_path().parent_path();
+  auto& kernel = tritonrt::JitFunction::get((ops_dir / "kernels" / "tritonrt_elementwise.py").string(), "add_kernel");
   const at::Tensor out = at::empty_like(x);
   const auto alpha = tritonrt::scalar(tritonrt::DType::fp32, 1.0);
   // Boxed calls, as torch.ops calls an operator from Python: the arguments in a stack of

@@ -4,7 +4,7 @@ same Triton kernel launched with kernel[grid](...) inside a Python wrapper.
 
     python torch_add.py PACKAGE_DIR ELEMENTS REPS PER_REP OUT.json
 
-PACKAGE_DIR holds the tritonrt_ops package (the build's python/ folder). Writes, per
+PACKAGE_DIR holds the tritonrt package (the build's python/ folder). Writes, per
 variant, the per-call time in microseconds of every repetition.
 """
 import importlib.util
@@ -22,10 +22,10 @@ def main():
     package_dir, elements, reps, per_rep, out_path = sys.argv[1:]
     elements, reps, per_rep = int(elements), int(reps), int(per_rep)
     sys.path.insert(0, package_dir)
-    import tritonrt_ops  # noqa: F401  (registers torch.ops.tritonrt)
+    import tritonrt.ops  # noqa: F401  (registers torch.ops.tritonrt)
 
     # The op library's own kernel file, imported as a module of its own.
-    kernels = Path(package_dir) / "tritonrt_ops" / "kernels" / "tritonrt_elementwise.py"
+    kernels = Path(package_dir) / "tritonrt" / "ops" / "kernels" / "tritonrt_elementwise.py"
     spec = importlib.util.spec_from_file_location("bench_tritonrt_elementwise", kernels)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

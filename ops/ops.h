@@ -1,6 +1,6 @@
 // tritonrt's operator library: Triton kernels (kernels/*.py) behind TORCH_LIBRARY operators
 // with aten's semantics. Loading this library (torch.ops.load_library, or `import
-// tritonrt_ops`) registers torch.ops.tritonrt.*; C++ calls them through the dispatcher.
+// tritonrt.ops`) registers torch.ops.tritonrt.*; C++ calls them through the dispatcher.
 //
 // Every operator returns a new contiguous tensor; inputs of any strides are read in place
 // (through strides, or a contiguous copy where the kernel needs one). CUDA tensors only:

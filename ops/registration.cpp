@@ -98,8 +98,11 @@ struct NoDerivative<Name, Cuda, at::Tensor (*)(Args...)> {
 }  // namespace
 }  // namespace tritonrt::ops
 
+// pt2_compliant_tag: each op has a Meta kernel with the CUDA kernel's checks and passes
+// torch.library.opcheck (tests/python/test_ops.py), so torch.compile traces it without a
+// graph break and trusts its fake-tensor results.
 TORCH_LIBRARY(tritonrt, m) {
-#define TRITONRT_DEFINE_OP(name, schema) m.def(schema);
+#define TRITONRT_DEFINE_OP(name, schema) m.def(schema, {at::Tag::pt2_compliant_tag});
   TRITONRT_OPS(TRITONRT_DEFINE_OP)
 #undef TRITONRT_DEFINE_OP
 }

@@ -12,8 +12,8 @@
 namespace tritonrt::ops {
 namespace {
 
-// The kernel directory: $TRITONRT_OPS_KERNELS, else found from this library's own path:
-// kernels/ beside it (build tree, Python package) or the installed data directory.
+// The kernel directory: $TRITONRT_OPS_KERNELS, else kernels/ beside this library (in the
+// build tree and installed alike: both hold it in the tritonrt package's ops/ folder).
 std::string find_kernels() {
   if (const char* dir = std::getenv("TRITONRT_OPS_KERNELS"); dir != nullptr && *dir != '\0') return dir;
   Dl_info info{};
@@ -22,15 +22,12 @@ std::string find_kernels() {
         "tritonrt ops: cannot find the path of the ops library to locate its kernels; "
         "set TRITONRT_OPS_KERNELS to the kernel directory");
   }
-  const auto library_dir = std::filesystem::absolute(info.dli_fname).parent_path();
-  std::string tried;
-  for (const auto& candidate : {library_dir / "kernels", library_dir / TRITONRT_OPS_INSTALLED_KERNELS}) {
-    const auto dir = candidate.lexically_normal();
-    if (std::filesystem::is_regular_file(dir / kElementwise)) return dir.string();
-    tried += (tried.empty() ? "" : ", ") + dir.string();
+  const auto dir = std::filesystem::absolute(info.dli_fname).parent_path() / "kernels";
+  if (!std::filesystem::is_regular_file(dir / kElementwise)) {
+    throw SourceError("tritonrt ops: the kernel files are not in " + dir.string() +
+                      "; set TRITONRT_OPS_KERNELS to their directory");
   }
-  throw SourceError("tritonrt ops: the kernel files are in none of " + tried +
-                    "; set TRITONRT_OPS_KERNELS to their directory");
+  return dir.string();
 }
 
 // Shapes built without iostreams: on the H200 machine, inserting a SymInt into a stream

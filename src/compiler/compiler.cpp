@@ -134,6 +134,24 @@ std::string python_on_path() {
   return "";
 }
 
+// The Python of the environment libtritonrt is installed in, as pip installs it
+// (<prefix>/lib/pythonX.Y/site-packages/tritonrt/lib/), or "".
+std::string installed_environment_python() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&installed_environment_python), &info) == 0 || info.dli_fname == nullptr) {
+    return "";
+  }
+  std::error_code ec;
+  const auto library = std::filesystem::absolute(info.dli_fname, ec);
+  for (auto dir = library.parent_path(); !ec && dir.has_relative_path(); dir = dir.parent_path()) {
+    const std::string python = dir.parent_path().filename().string();  // python3.12
+    if (dir.filename() == "site-packages" && python.starts_with("python3")) {
+      return (dir.parent_path().parent_path().parent_path() / "bin" / python).string();
+    }
+  }
+  return "";
+}
+
 Compiler* load_compiler() {
   if (dlsym(RTLD_DEFAULT, "Py_IsInitialized") != nullptr) {
     check_python_version(RTLD_DEFAULT, "this process's Python");
@@ -199,8 +217,12 @@ const EmbeddedPython& embedded_python() {
     if (const char* conda = std::getenv("CONDA_PREFIX"); conda && *conda) {
       candidates.emplace_back("CONDA_PREFIX", (std::filesystem::path(conda) / "bin" / "python3").string());
     }
+    if (const std::string own = installed_environment_python(); !own.empty()) {
+      candidates.emplace_back("the environment tritonrt is installed in", own);
+    }
     if (const std::string on_path = python_on_path(); !on_path.empty()) candidates.emplace_back("PATH", on_path);
-    candidates.emplace_back("the build's", TRITONRT_BUILD_PYTHON);
+    // None for a wheel: it was built in a temporary environment.
+    if (*TRITONRT_BUILD_PYTHON != '\0') candidates.emplace_back("the build's", TRITONRT_BUILD_PYTHON);
   }
   std::string tried;
   for (const auto& [from, program] : candidates) {

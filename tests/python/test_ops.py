@@ -1,30 +1,24 @@
 """torch.ops.tritonrt.* from Python, against torch's own operators.
 
-The operator library is imported as the Python package the build makes,
-$TRITONRT_BUILD_DIR/python/tritonrt_ops (default: <repo>/build). Tests that need no GPU
+The operator library is imported as tritonrt.ops, from the build's Python package
+($TRITONRT_BUILD_DIR/python, default <repo>/build) or, with TRITONRT_TEST_INSTALLED=1, the
+installed one (conftest.py). Tests that need no GPU
 (schemas, Meta kernels, fake tensors, torch.compile tracing, CPU errors, Triton's types for
 torch dtypes) run everywhere torch is installed; the others skip without CUDA.
 """
 import os
 import sys
-from pathlib import Path
 
 import pytest
 
 torch = pytest.importorskip("torch", reason="the torch adapter and ops need torch")
 
-REPO = Path(__file__).resolve().parents[2]
-PACKAGE_DIR = Path(os.environ.get("TRITONRT_BUILD_DIR", REPO / "build")) / "python"
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (torch.cuda.is_available() is False)")
 
 
 @pytest.fixture(scope="module", autouse=True)
-def ops():
-    library = PACKAGE_DIR / "tritonrt_ops" / "libtritonrt_ops.so"
-    if not library.is_file():
-        pytest.fail(f"the ops library is not built: {library} (build first, or set TRITONRT_BUILD_DIR)")
-    sys.path.insert(0, str(PACKAGE_DIR))
-    import tritonrt_ops  # noqa: F401  (registers torch.ops.tritonrt)
+def ops(tritonrt_package):
+    import tritonrt.ops  # noqa: F401  (registers torch.ops.tritonrt)
     return torch.ops.tritonrt
 
 
@@ -48,6 +42,12 @@ SCHEMAS = {
 @pytest.mark.parametrize("name", sorted(SCHEMAS))
 def test_schema_is_registered(ops, name):
     assert str(getattr(ops, name).default._schema) == SCHEMAS[name]
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMAS))
+def test_ops_are_tagged_pt2_compliant(ops, name):
+    """torch.compile trusts an op so tagged; the opcheck tests below are what earns the tag."""
+    assert torch.Tag.pt2_compliant_tag in getattr(ops, name).default.tags
 
 
 # (tritonrt call, aten call) on meta tensors: same shape and dtype.

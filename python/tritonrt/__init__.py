@@ -1,0 +1,35 @@
+"""tritonrt: run @triton.jit kernels from C++ with Triton's semantics and the host cost of a
+bare cuLaunchKernel. This package holds the C++ library, its headers and CMake package, the
+`tritonrt` command-line tool and, where built with torch, the operator library:
+
+    import tritonrt
+    tritonrt.__version__
+    tritonrt.cmake_prefix_path   # cmake -DCMAKE_PREFIX_PATH=... for find_package(tritonrt)
+    import tritonrt.ops          # registers torch.ops.tritonrt.*
+"""
+import os
+
+from . import _build_info
+
+__all__ = ["__version__", "cmake_prefix_path", "include_dir", "library_dir", "cli_path", "torch_version"]
+
+
+def _here(relative):
+    """`relative` (a path relative to this package's folder, or None) made absolute."""
+    if relative is None:
+        return None
+    return os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), relative))
+
+
+__version__ = _build_info.VERSION
+#: The folder to put on CMAKE_PREFIX_PATH for find_package(tritonrt COMPONENTS core|torch)
+#: (None in a build tree, which has no CMake package).
+cmake_prefix_path = _here(_build_info.CMAKE_DIR)
+#: The folder holding tritonrt/tritonrt.h (None in a build tree).
+include_dir = _here(_build_info.INCLUDE_DIR)
+#: The folder holding libtritonrt.so.
+library_dir = _here(_build_info.LIBRARY_DIR)
+#: The `tritonrt` command-line program (None where it was not built).
+cli_path = _here(_build_info.CLI)
+#: The torch version tritonrt.ops was built against (None: built without torch).
+torch_version = _build_info.TORCH_VERSION
