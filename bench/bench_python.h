@@ -9,6 +9,7 @@
 #include <string>
 
 #include "bench_support.h"
+#include "python_gil.h"
 
 namespace tritonrt::bench {
 

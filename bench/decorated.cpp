@@ -91,7 +91,7 @@ int run(const std::string& output) {
       {"calls_per_repetition", kPerRep}, {"statistic", "median over repetitions of host microseconds per call"}};
   {
     std::printf("measuring Triton's Python calls...\n");
-    py::gil_scoped_acquire gil;
+    const tritonrt::test::ReferenceGil gil;  // Python is not started when the index served every kernel
     try {
       py::dict side = triton_side();
       py::object module = py::module_::import("_tritonrt_bridge").attr("_import")(kKernels);

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/compiler.h"
+#include "python_gil.h"
 #include "tritonrt/tritonrt.h"
 
 namespace tritonrt::test {
@@ -20,16 +20,6 @@ inline const std::string kKernels = TRITONRT_TEST_KERNELS;  // tests/kernels
 // (tests/cpu/test_index.cpp, tests/python/test_index.py test it) would serve their calls
 // without it on a second run. Set before main(); TRITONRT_INDEX=on in the environment wins.
 [[maybe_unused]] inline const bool kIndexOff = setenv("TRITONRT_INDEX", "off", 0) == 0;
-
-// Holds the GIL of tritonrt's interpreter, starting it (and its bridge) first: a kernel
-// served by tritonrt's index leaves Python unstarted.
-class [[gnu::visibility("hidden")]] ReferenceGil {  // hidden, as pybind11's types are
- public:
-  ReferenceGil() { detail::Compiler::get(); }
-
- private:
-  pybind11::gil_scoped_acquire gil_{};
-};
 
 inline pybind11::object reference_module() {
   namespace py = pybind11;

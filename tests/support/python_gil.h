@@ -1,0 +1,22 @@
+// The GIL of tritonrt's embedded interpreter, for code that runs Python beside tritonrt: the
+// tests that ask Triton for reference answers, the benchmarks that time Triton's launches.
+#pragma once
+
+#include <pybind11/embed.h>
+
+#include "compiler/compiler.h"
+
+namespace tritonrt::test {
+
+// Holds the GIL of tritonrt's interpreter, starting it (and its bridge) first: kernels served
+// by tritonrt's index or a bundle leave Python unstarted, and the GIL of an interpreter that
+// was never started is a crash.
+class [[gnu::visibility("hidden")]] ReferenceGil {  // hidden, as pybind11's types are
+ public:
+  ReferenceGil() { detail::Compiler::get(); }
+
+ private:
+  pybind11::gil_scoped_acquire gil_{};
+};
+
+}  // namespace tritonrt::test
