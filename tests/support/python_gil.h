@@ -12,10 +12,9 @@ namespace tritonrt::test {
 // by tritonrt's index or a bundle leave Python unstarted, and the GIL of an interpreter that
 // was never started is a crash.
 class [[gnu::visibility("hidden")]] ReferenceGil {  // hidden, as pybind11's types are
- public:
-  ReferenceGil() { detail::Compiler::get(); }
-
  private:
+  // Members are made in this order: the interpreter is started before the GIL is taken.
+  [[maybe_unused]] detail::Compiler& compiler_ = detail::Compiler::get();
   pybind11::gil_scoped_acquire gil_{};
 };
 
