@@ -4,6 +4,7 @@
 
 #include <pybind11/embed.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -12,6 +13,12 @@
 #include "python_gil.h"
 
 namespace tritonrt::bench {
+
+// Triton's side launches the module objects tritonrt imported (_tritonrt_bridge._import), so
+// tritonrt must import them through Python on every run: with the index on, a second run
+// would take its kernels from the index and import nothing. The hit path timed is the same.
+// Set before main(); TRITONRT_INDEX=on in the environment wins.
+[[maybe_unused]] inline const bool kIndexOff = setenv("TRITONRT_INDEX", "off", 0) == 0;
 
 // bench/triton_launch.py, executed in this process's interpreter: its functions by name.
 inline pybind11::dict triton_side() {
