@@ -69,6 +69,8 @@ def test_the_program_embeds_the_python_it_is_installed_for(tritonrt_package):
 
 def test_ops_register_with_no_environment_variable(tritonrt_package):
     pytest.importorskip("torch", reason="tritonrt.ops needs torch")
+    if tritonrt_package.torch_version is None:
+        pytest.skip("this build of tritonrt has no operator library (it was built without torch)")
     result = run_python("import torch, tritonrt.ops; print(torch.ops.tritonrt.add.default._schema)", tritonrt_package)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("tritonrt::add(Tensor self, Tensor other")
