@@ -43,14 +43,24 @@ HostPython host_python() {
   return HostPython();  // the compiler may have loaded libpython since: look again
 }
 
+// Where libtritonrt itself was loaded from, if the loader can say.
+std::optional<std::filesystem::path> library_path() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&library_path), &info) == 0 || info.dli_fname == nullptr) return std::nullopt;
+  std::error_code ec;
+  auto path = std::filesystem::absolute(info.dli_fname, ec);
+  if (ec) return std::nullopt;
+  return path;
+}
+
 std::filesystem::path module_path() {
   if (const char* p = std::getenv("TRITONRT_PYTHON_MODULE"); p && *p) return p;
   // Next to libtritonrt itself, in the build tree and once installed.
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&module_path), &info) == 0 || info.dli_fname == nullptr) {
+  const auto library = library_path();
+  if (!library) {
     raise<PythonError>({}, "cannot locate libtritonrt to find its compiler module; set TRITONRT_PYTHON_MODULE");
   }
-  return std::filesystem::path(info.dli_fname).parent_path() / "libtritonrt_python.so";
+  return library->parent_path() / "libtritonrt_python.so";
 }
 
 // The module is built against one Python minor version; any other one's ABI differs, and
@@ -137,13 +147,9 @@ std::string python_on_path() {
 // The Python of the environment libtritonrt is installed in, as pip installs it
 // (<prefix>/lib/pythonX.Y/site-packages/tritonrt/lib/), or "".
 std::string installed_environment_python() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&installed_environment_python), &info) == 0 || info.dli_fname == nullptr) {
-    return "";
-  }
-  std::error_code ec;
-  const auto library = std::filesystem::absolute(info.dli_fname, ec);
-  for (auto dir = library.parent_path(); !ec && dir.has_relative_path(); dir = dir.parent_path()) {
+  const auto library = library_path();
+  if (!library) return "";
+  for (auto dir = library->parent_path(); dir.has_relative_path(); dir = dir.parent_path()) {
     const std::string python = dir.parent_path().filename().string();  // python3.12
     if (dir.filename() == "site-packages" && python.starts_with("python3")) {
       return (dir.parent_path().parent_path().parent_path() / "bin" / python).string();
