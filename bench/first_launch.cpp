@@ -131,7 +131,8 @@ int child_make_many(const fs::path& index_dir, const fs::path& sources, const fs
   if (scale == nullptr) throw std::runtime_error("the prepared index holds no compiled scale kernel");
   const detail::KernelIndex* many = detail::KernelIndex::get();
   fs::create_directories(sources);
-  const std::string text = detail::read_file(kKernels).value_or("");
+  std::string unreadable;
+  const std::string text = detail::read_file(kKernels, detail::kMaxTextBytes, unreadable).value_or("");
   for (int i = 0; i < kManyKernels; ++i) {
     char name[32];
     std::snprintf(name, sizeof name, "k%04d.py", i);

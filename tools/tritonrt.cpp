@@ -8,6 +8,7 @@
 //   tritonrt bundle list kernels.trb
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
@@ -19,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -29,7 +31,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "calls.h"
 #include "signature.h"
+#include "store/files.h"
 #include "tritonrt/bundle.h"
 #include "tritonrt/tritonrt.h"
 
@@ -64,12 +68,11 @@ class UsageError : public std::runtime_error {
 
 [[noreturn]] void usage_error(const std::string& message) { throw UsageError(message); }
 
-std::pair<std::string, std::string> split_kernel(const std::string& spec) {
-  const auto colon = spec.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == spec.size()) {
-    usage_error("expected SOURCE:KERNEL, got '" + spec + "'");
-  }
-  return {spec.substr(0, colon), spec.substr(colon + 1)};
+// SOURCE:KERNEL of the command line.
+std::pair<std::string, std::string> kernel_argument(const std::string& spec) {
+  auto split = tritonrt::cli::split_kernel(spec);
+  if (!split) usage_error("expected SOURCE:KERNEL, got '" + spec + "'");
+  return std::move(*split);
 }
 
 const char* kind_name(tritonrt::Decorator::Kind kind) {
@@ -83,12 +86,12 @@ const char* kind_name(tritonrt::Decorator::Kind kind) {
   }
 }
 
-void print_signature(const tritonrt::KernelSignature& sig, bool json) {
+void print_signature(std::ostream& out, const tritonrt::KernelSignature& sig, bool json) {
   if (json) {
-    nlohmann::json out = {{"kernel", sig.full_name}, {"file", sig.file}};
-    out["parameters"] = nlohmann::json::array();
+    nlohmann::json doc = {{"kernel", sig.full_name}, {"file", sig.file}};
+    doc["parameters"] = nlohmann::json::array();
     for (const auto& p : sig.params) {
-      out["parameters"].push_back({{"name", p.name},
+      doc["parameters"].push_back({{"name", p.name},
                                    {"constexpr", p.is_constexpr},
                                    {"annotation", p.annotation_type},
                                    {"do_not_specialize", p.do_not_specialize},
@@ -96,38 +99,38 @@ void print_signature(const tritonrt::KernelSignature& sig, bool json) {
                                    {"default", p.has_default ? nlohmann::json(p.default_repr) : nlohmann::json()},
                                    {"set_by_decorator", p.set_by_decorator}});
     }
-    out["decorators"] = nlohmann::json::array();
+    doc["decorators"] = nlohmann::json::array();
     for (const auto& d : sig.decorators) {
-      out["decorators"].push_back(
+      doc["decorators"].push_back(
           {{"type", d.type}, {"kind", kind_name(d.kind)}, {"configs", d.configs}, {"names", d.names}});
     }
-    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    out << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return;
   }
-  std::cout << "kernel      " << sig.full_name << "\nfile        " << sig.file << "\nparameters\n";
+  out << "kernel      " << sig.full_name << "\nfile        " << sig.file << "\nparameters\n";
   for (std::size_t i = 0; i < sig.params.size(); ++i) {
     const auto& p = sig.params[i];
-    std::cout << "  " << i << "  " << p.name;
-    if (p.is_constexpr) std::cout << "  constexpr";
-    if (!p.annotation_type.empty()) std::cout << "  annotated " << p.annotation_type;
-    if (p.do_not_specialize) std::cout << "  do_not_specialize";
-    if (p.do_not_specialize_on_alignment) std::cout << "  do_not_specialize_on_alignment";
-    if (p.has_default) std::cout << "  = " << p.default_repr;
-    if (p.set_by_decorator) std::cout << "  set by a decorator";
-    std::cout << "\n";
+    out << "  " << i << "  " << p.name;
+    if (p.is_constexpr) out << "  constexpr";
+    if (!p.annotation_type.empty()) out << "  annotated " << p.annotation_type;
+    if (p.do_not_specialize) out << "  do_not_specialize";
+    if (p.do_not_specialize_on_alignment) out << "  do_not_specialize_on_alignment";
+    if (p.has_default) out << "  = " << p.default_repr;
+    if (p.set_by_decorator) out << "  set by a decorator";
+    out << "\n";
   }
   for (const auto& d : sig.decorators) {
-    std::cout << "decorator   " << d.type;
+    out << "decorator   " << d.type;
     if (d.kind == tritonrt::Decorator::Kind::autotune) {
-      std::cout << "  autotune: " << d.configs << " configs, key";
-      for (const auto& name : d.names) std::cout << " " << name;
+      out << "  autotune: " << d.configs << " configs, key";
+      for (const auto& name : d.names) out << " " << name;
     } else if (d.kind == tritonrt::Decorator::Kind::heuristics) {
-      std::cout << "  heuristics for";
-      for (const auto& name : d.names) std::cout << " " << name;
+      out << "  heuristics for";
+      for (const auto& name : d.names) out << " " << name;
     } else {
-      std::cout << "  wrapper";
+      out << "  wrapper";
     }
-    std::cout << "\n";
+    out << "\n";
   }
 }
 
@@ -141,41 +144,6 @@ int int_option(const std::string& flag, std::string_view text) {
                 "'");
   }
   return v;
-}
-
-// --num-warps N, --launch-pdl, --no-launch-pdl, ...: one flag per option of the list in
-// tritonrt/options.h. Returns how many arguments it used (0: not an option flag).
-int parse_option(const std::string& flag, const char* next, tritonrt::CompileOptions& options) {
-  auto spelled = [](const char* name) {
-    std::string text = name;
-    for (char& c : text) c = c == '_' ? '-' : c;
-    return text;
-  };
-  int used = 0;
-  auto visit = [&](const char* name, auto& field) {
-    using T = typename std::remove_reference_t<decltype(field)>::value_type;
-    const std::string option = spelled(name);
-    if constexpr (std::is_same_v<T, bool>) {
-      if (flag == "--" + option) {
-        field = true;
-        used = 1;
-      }
-      if (flag == "--no-" + option) {
-        field = false;
-        used = 1;
-      }
-    } else {
-      if (flag == "--" + option) {
-        if (next == nullptr) usage_error(flag + " needs a value");
-        field = int_option(flag, next);
-        used = 2;
-      }
-    }
-  };
-#define TRITONRT_CLI_OPTION(type, name) visit(#name, options.name);
-  TRITONRT_COMPILE_OPTIONS(TRITONRT_CLI_OPTION)
-#undef TRITONRT_CLI_OPTION
-  return used;
 }
 
 // Triton's compile options as flags of `command`: --num-warps N, ..., --launch-pdl and
@@ -221,26 +189,8 @@ std::vector<tritonrt::Target> parse_targets(const std::string& list) {
   }
 }
 
-// Writes the artifact's binary and Triton's metadata into `dir`; returns their paths.
-std::vector<std::string> write_artifact(const tritonrt::Artifact& artifact, const std::filesystem::path& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  const std::string stem = (dir / artifact.metadata.name).string();
-  const std::vector<std::pair<std::string, const std::string*>> files = {
-      {stem + "." + artifact.binary_kind, &artifact.binary}, {stem + ".json", &artifact.metadata.json}};
-  std::vector<std::string> written;
-  for (const auto& [path, bytes] : files) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out.write(bytes->data(), static_cast<std::streamsize>(bytes->size()));
-    out.close();
-    if (!out) throw tritonrt::ArtifactError("tritonrt: cannot write " + path);
-    written.push_back(path);
-  }
-  return written;
-}
-
-void print_compile(const tritonrt::JitFunction& fn, const tritonrt::Artifact& artifact,
-                   const std::vector<std::string>& written, bool json) {
+void print_compile(std::ostream& out, const tritonrt::JitFunction& fn, const tritonrt::Artifact& artifact,
+                   const std::vector<std::filesystem::path>& written, bool json) {
   const auto& m = artifact.metadata;
   const auto& sig = fn.signature();
   if (json) {
@@ -252,7 +202,7 @@ void print_compile(const tritonrt::JitFunction& fn, const tritonrt::Artifact& ar
                         {"value", p.type == "constexpr" ? nlohmann::json(p.value) : nlohmann::json()},
                         {"divisible_by_16", p.key == tritonrt::ParamSpec::Key::divisible}});
     }
-    const nlohmann::json out = {
+    const nlohmann::json doc = {
         {"kernel", sig.full_name},
         {"target", m.target.str()},
         {"warp_size", m.target.warp_size},
@@ -271,32 +221,35 @@ void print_compile(const tritonrt::JitFunction& fn, const tritonrt::Artifact& ar
         {"binary_bytes", artifact.binary.size()},
         {"hash", m.hash},
         {"stored_in", artifact.cache_dir},
-        {"written", written}};
-    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+        {"written", [&] {
+           std::vector<std::string> paths;
+           for (const auto& path : written) paths.push_back(path.string());
+           return paths;
+         }()}};
+    out << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return;
   }
-  std::cout << "kernel          " << sig.full_name << "\n"
-            << "target          " << m.target.str() << " (warp size " << m.target.warp_size << ")\n"
-            << "triton          " << m.triton_version << "\n"
-            << "specialization  " << artifact.specialization.repr() << "\n";
-  std::cout << "signature      ";
+  out << "kernel          " << sig.full_name << "\n"
+      << "target          " << m.target.str() << " (warp size " << m.target.warp_size << ")\n"
+      << "triton          " << m.triton_version << "\n"
+      << "specialization  " << artifact.specialization.repr() << "\n";
+  out << "signature      ";
   for (std::size_t i = 0; i < sig.params.size(); ++i) {
     const auto& p = artifact.specialization.params[i];
-    std::cout << " " << sig.params[i].name << ":" << (p.type == "constexpr" ? "constexpr=" + p.value : p.type);
-    if (p.key == tritonrt::ParamSpec::Key::divisible) std::cout << "[div16]";
+    out << " " << sig.params[i].name << ":" << (p.type == "constexpr" ? "constexpr=" + p.value : p.type);
+    if (p.key == tritonrt::ParamSpec::Key::divisible) out << "[div16]";
   }
-  std::cout << "\n"
-            << "num_warps       " << m.num_warps << "  num_stages " << m.num_stages << "  num_ctas " << m.num_ctas
-            << "\n"
-            << "shared memory   " << m.shared << " bytes\n"
-            << "global scratch  " << m.global_scratch_size << " bytes (align " << m.global_scratch_align << ")\n"
-            << "profile scratch " << m.profile_scratch_size << " bytes (align " << m.profile_scratch_align << ")\n"
-            << "launch          pdl=" << (m.launch_pdl ? "yes" : "no")
-            << " cooperative=" << (m.launch_cooperative_grid ? "yes" : "no") << "\n"
-            << "binary          " << artifact.binary_kind << ", " << artifact.binary.size() << " bytes\n"
-            << "hash            " << m.hash << "\n"
-            << "stored in       " << artifact.cache_dir << "\n";
-  for (const auto& path : written) std::cout << "written         " << path << "\n";
+  out << "\n"
+      << "num_warps       " << m.num_warps << "  num_stages " << m.num_stages << "  num_ctas " << m.num_ctas << "\n"
+      << "shared memory   " << m.shared << " bytes\n"
+      << "global scratch  " << m.global_scratch_size << " bytes (align " << m.global_scratch_align << ")\n"
+      << "profile scratch " << m.profile_scratch_size << " bytes (align " << m.profile_scratch_align << ")\n"
+      << "launch          pdl=" << (m.launch_pdl ? "yes" : "no")
+      << " cooperative=" << (m.launch_cooperative_grid ? "yes" : "no") << "\n"
+      << "binary          " << artifact.binary_kind << ", " << artifact.binary.size() << " bytes\n"
+      << "hash            " << m.hash << "\n"
+      << "stored in       " << artifact.cache_dir << "\n";
+  for (const auto& path : written) out << "written         " << path.string() << "\n";
 }
 
 std::vector<tritonrt::Arg> parse_call(const std::string& signature, std::deque<std::string>& strings,
@@ -308,70 +261,12 @@ std::vector<tritonrt::Arg> parse_call(const std::string& signature, std::deque<s
   }
 }
 
-// One call of a --calls file.
-struct Call {
-  std::string source, name, signature;
-  tritonrt::CompileOptions options;
-};
-
-std::vector<Call> read_calls(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) usage_error("cannot read the calls file " + path.string());
-  const auto bad = [&](const std::string& why) { usage_error("the calls file " + path.string() + ": " + why); };
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    bad(std::string("is not JSON: ") + e.what());
-  }
-  if (!j.is_array() || j.empty()) bad("must be a non-empty list of calls");
-  std::vector<Call> calls;
-  for (std::size_t n = 0; n < j.size(); ++n) {
-    const auto& c = j[n];
-    const std::string where = "call " + std::to_string(n + 1);
-    if (!c.is_object() || !c.contains("kernel") || !c["kernel"].is_string() || !c.contains("signature") ||
-        !c["signature"].is_string()) {
-      bad(where + " needs \"kernel\": \"SOURCE:KERNEL\" and \"signature\": \"...\"");
-    }
-    for (const auto& [field, value] : c.items()) {
-      if (field != "kernel" && field != "signature" && field != "options")
-        bad(where + " has an unknown field '" + field + "'");
-    }
-    Call call;
-    std::tie(call.source, call.name) = split_kernel(c["kernel"].get<std::string>());
-    if (call.source.ends_with(".py") && std::filesystem::path(call.source).is_relative()) {
-      call.source = (path.parent_path() / call.source).lexically_normal().string();
-    }
-    call.signature = c["signature"].get<std::string>();
-    if (c.contains("options")) {
-      if (!c["options"].is_object()) bad(where + ": \"options\" must be an object");
-      for (const auto& [option, value] : c["options"].items()) {
-        std::string flag = "--" + option;
-        for (char& ch : flag) ch = ch == '_' ? '-' : ch;
-        std::string text;
-        if (value.is_boolean()) {
-          if (!value.get<bool>()) flag = "--no-" + flag.substr(2);
-        } else if (value.is_number_unsigned()) {
-          text = std::to_string(value.get<std::uint64_t>());
-        } else {
-          bad(where + ": option '" + option + "' must be a boolean or a non-negative integer");
-        }
-        if (parse_option(flag, text.empty() ? nullptr : text.c_str(), call.options) == 0) {
-          bad(where + ": unknown option '" + option + "'");
-        }
-      }
-    }
-    calls.push_back(std::move(call));
-  }
-  return calls;
-}
-
-void print_bundle(const tritonrt::BundleInfo& info, bool json) {
+void print_bundle(std::ostream& out, const tritonrt::BundleInfo& info, bool json) {
   if (json) {
-    nlohmann::json out = {{"path", info.path.string()}, {"created_by", info.created_by}, {"bytes", info.bytes}};
-    out["kernels"] = nlohmann::json::array();
+    nlohmann::json doc = {{"path", info.path.string()}, {"created_by", info.created_by}, {"bytes", info.bytes}};
+    doc["kernels"] = nlohmann::json::array();
     for (const auto& k : info.kernels) {
-      out["kernels"].push_back({{"identity", k.identity},
+      doc["kernels"].push_back({{"identity", k.identity},
                                 {"source", k.source},
                                 {"name", k.name},
                                 {"targets", k.targets},
@@ -380,25 +275,30 @@ void print_bundle(const tritonrt::BundleInfo& info, bool json) {
                                 {"heuristic_values", k.heuristic_values},
                                 {"bytes", k.bytes}});
     }
-    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    out << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return;
   }
-  std::cout << info.path.string() << ": " << info.kernels.size() << " kernels, " << info.bytes
-            << " bytes, created by tritonrt " << info.created_by << "\n";
+  out << info.path.string() << ": " << info.kernels.size() << " kernels, " << info.bytes
+      << " bytes, created by tritonrt " << info.created_by << "\n";
   for (const auto& k : info.kernels) {
-    std::cout << "  " << k.identity << "  " << k.artifacts << " artifacts (" << k.bytes << " bytes), " << k.choices
-              << " tuning choices, " << k.heuristic_values << " heuristic values, for";
-    for (const auto& t : k.targets) std::cout << " " << t;
-    std::cout << "\n    from " << k.source << "\n";
+    out << "  " << k.identity << "  " << k.artifacts << " artifacts (" << k.bytes << " bytes), " << k.choices
+        << " tuning choices, " << k.heuristic_values << " heuristic values, for";
+    for (const auto& t : k.targets) out << " " << t;
+    out << "\n    from " << k.source << "\n";
   }
 }
 
 // `bundle create`: with --calls, compiles each call for each target first.
-void create(const std::filesystem::path& file, tritonrt::BundleFilter filter, const std::string& calls_file) {
+void create(std::ostream& out, const std::filesystem::path& file, tritonrt::BundleFilter filter,
+            const std::string& calls_file) {
+  // Before anything is compiled: the bundle must be able to go where it is asked to.
+  if (const std::string problem = tritonrt::detail::output_problem(file); !problem.empty()) {
+    throw tritonrt::ArtifactError("tritonrt: cannot create the bundle " + file.string() + ": " + problem);
+  }
   if (!calls_file.empty()) {
     if (filter.targets.empty()) usage_error("bundle create --calls needs --target");
     if (!filter.kernels.empty() || !filter.hashes.empty()) usage_error("--calls takes no --kernel or --hash");
-    const auto calls = read_calls(calls_file);
+    const auto calls = tritonrt::cli::read_calls(calls_file);
     const std::size_t total = calls.size() * filter.targets.size();
     std::size_t done = 0;
     for (const auto& call : calls) {
@@ -430,7 +330,7 @@ void create(const std::filesystem::path& file, tritonrt::BundleFilter filter, co
   }
   const auto info = tritonrt::create_bundle(file, filter);
   for (const auto& line : info.skipped) std::cerr << "tritonrt: skipped " << line << "\n";
-  print_bundle(info, false);
+  print_bundle(out, info, false);
 }
 
 // tritonrt, Triton (asked through Python), Python and the CUDA driver.
@@ -455,49 +355,59 @@ std::string version_text() {
   return text;
 }
 
-}  // namespace
+// What the command line asks for.
+struct Request {
+  CLI::App* signature = nullptr;
+  CLI::App* compile = nullptr;
+  CLI::App* bundle = nullptr;
+  CLI::App* bundle_create = nullptr;
+  CLI::App* bundle_list = nullptr;
+  std::string kernel, signature_text, target, output, calls, bundle_file;
+  bool json = false, verify = false;
+  tritonrt::CompileOptions options;
+  std::vector<std::string> kernels, targets, hashes;
+};
 
-int main(int argc, char** argv) {
-  CLI::App app{"Inspect, compile and bundle @triton.jit kernels, as tritonrt runs them from C++.", "tritonrt"};
+void define_commands(CLI::App& app, Request& r) {
   app.set_version_flag("--version", version_text, "Print the versions of tritonrt, Triton, Python and the CUDA driver");
   app.require_subcommand(1);
   app.footer(kSignatureHelp);
 
-  std::string kernel, signature, target_text, output, calls;
-  bool json = false;
-  tritonrt::CompileOptions options;
-  std::vector<std::string> kernels, targets, hashes;
-  std::string bundle_file;
+  r.signature = app.add_subcommand("signature", "Show a kernel's parameters and decorators");
+  r.signature->add_option("kernel", r.kernel, "SOURCE:KERNEL")->required();
+  r.signature->add_flag("--json", r.json, "Print JSON");
 
-  auto* sig = app.add_subcommand("signature", "Show a kernel's parameters and decorators");
-  sig->add_option("kernel", kernel, "SOURCE:KERNEL")->required();
-  sig->add_flag("--json", json, "Print JSON");
-
-  auto* comp = app.add_subcommand("compile", "Compile one call and show what it compiled to");
-  comp->add_option("kernel", kernel, "SOURCE:KERNEL")->required();
-  comp->add_option("--signature", signature, "The call's arguments (ARGS below)")->required()->type_name("ARGS");
-  comp->add_option("--target", target_text, "cuda:90, cuda:80, hip:gfx942, ... (default: the current GPU)")
+  r.compile = app.add_subcommand("compile", "Compile one call and show what it compiled to");
+  r.compile->add_option("kernel", r.kernel, "SOURCE:KERNEL")->required();
+  r.compile->add_option("--signature", r.signature_text, "The call's arguments (ARGS below)")
+      ->required()
+      ->type_name("ARGS");
+  r.compile->add_option("--target", r.target, "cuda:90, cuda:80, hip:gfx942, ... (default: the current GPU)")
       ->type_name("T");
-  comp->add_option("-o,--output", output, "Write the binary and Triton's metadata into DIR")->type_name("DIR");
-  comp->add_flag("--json", json, "Print JSON");
-  add_compile_options(*comp, options);
+  r.compile->add_option("-o,--output", r.output, "Write the binary and Triton's metadata into DIR")->type_name("DIR");
+  r.compile->add_flag("--json", r.json, "Print JSON");
+  add_compile_options(*r.compile, r.options);
 
-  auto* bundle = app.add_subcommand("bundle", "Create or list bundles of compiled kernels");
-  bundle->require_subcommand(1);
-  auto* create_cmd = bundle->add_subcommand("create", "Pack compiled kernels into OUT.trb");
-  create_cmd->add_option("out", bundle_file, "OUT.trb")->required();
-  create_cmd->add_option("--kernel", kernels, "Only this kernel: SOURCE:KERNEL (or module:kernel, or KERNEL)")
+  r.bundle = app.add_subcommand("bundle", "Create or list bundles of compiled kernels");
+  r.bundle->require_subcommand(1);
+  r.bundle_create = r.bundle->add_subcommand("create", "Pack compiled kernels into OUT.trb");
+  r.bundle_create->add_option("out", r.bundle_file, "OUT.trb")->required();
+  r.bundle_create->add_option("--kernel", r.kernels, "Only this kernel: SOURCE:KERNEL (or module:kernel, or KERNEL)")
       ->type_name("SOURCE:KERNEL");
-  create_cmd->add_option("--target", targets, "Only these targets, comma-separated")->type_name("T,T...");
-  create_cmd->add_option("--hash", hashes, "Only artifacts of this Triton hash")->type_name("H");
-  create_cmd->add_option("--calls", calls, "Compile the calls of CALLS.json first, and pack those")
+  r.bundle_create->add_option("--target", r.targets, "Only these targets, comma-separated")->type_name("T,T...");
+  r.bundle_create->add_option("--hash", r.hashes, "Only artifacts of this Triton hash")->type_name("H");
+  r.bundle_create->add_option("--calls", r.calls, "Compile the calls of CALLS.json first, and pack those")
       ->type_name("CALLS.json");
-  create_cmd->footer(kCallsHelp);
-  auto* list_cmd = bundle->add_subcommand("list", "Show what FILE.trb holds");
-  list_cmd->add_option("file", bundle_file, "FILE.trb")->required();
-  list_cmd->add_flag("--json", json, "Print JSON");
+  r.bundle_create->footer(kCallsHelp);
+  r.bundle_list = r.bundle->add_subcommand("list", "Show what FILE.trb holds");
+  r.bundle_list->add_option("file", r.bundle_file, "FILE.trb")->required();
+  r.bundle_list->add_flag("--json", r.json, "Print JSON");
+  r.bundle_list->add_flag("--verify", r.verify, "Also check every kernel's entry and binary against its checksum");
+}
 
-  // A word where a command belongs must be one (CLI11 would only say one is missing).
+// A word where a command belongs must be one, and an option the command line does not have
+// is named (CLI11 would first say that a required argument is missing).
+void check_words(int argc, char** argv, const CLI::App& app, const Request& r) {
   const auto check_command = [&](int at, const CLI::App& parent) {
     if (argc <= at || argv[at][0] == '-') return;
     std::string known;
@@ -507,55 +417,117 @@ int main(int argc, char** argv) {
     }
     usage_error("unknown command '" + std::string(argv[at]) + "' (" + known + ")");
   };
+  check_command(1, app);
+  if (argc > 1 && std::string_view(argv[1]) == "bundle") check_command(2, *r.bundle);
+}
+
+// Runs what `r` asks for; results are written to `out`.
+void run(const Request& r, std::ostream& out) {
+  if (*r.signature || *r.compile) {
+    const auto [source, name] = kernel_argument(r.kernel);
+    std::deque<std::string> strings;
+    const auto args = *r.compile ? parse_call(r.signature_text, strings, "") : std::vector<tritonrt::Arg>{};
+    if (*r.compile && r.compile->count("--target") > 0 && r.target.empty()) {
+      usage_error("--target needs a target (cuda:90, hip:gfx942, ...); leave it out for the current GPU");
+    }
+    auto& fn = tritonrt::JitFunction::get(source, name);
+    if (*r.signature) return print_signature(out, fn.signature(), r.json);
+    const tritonrt::Target target = r.target.empty() ? tritonrt::Target::current() : tritonrt::Target::parse(r.target);
+    const auto artifact = fn.compile_packed(target, r.options, args);
+    const auto written = r.output.empty() ? std::vector<std::filesystem::path>{} : write_artifact(*artifact, r.output);
+    return print_compile(out, fn, *artifact, written, r.json);
+  }
+  if (*r.bundle_list) {
+    const auto check = r.verify ? tritonrt::BundleCheck::everything : tritonrt::BundleCheck::table;
+    return print_bundle(out, tritonrt::read_bundle(r.bundle_file, check), r.json);
+  }
+  tritonrt::BundleFilter filter;
+  filter.kernels = r.kernels;
+  filter.hashes = r.hashes;
+  for (const auto& list : r.targets) {
+    for (auto& t : parse_targets(list)) filter.targets.push_back(std::move(t));
+  }
+  create(out, r.bundle_file, std::move(filter), r.calls);
+}
+
+// The results reach the real standard output only at the end, whole: while a command runs,
+// file descriptor 1 is standard error, so that nothing a kernel module, Triton or the
+// compiler prints mixes into them (--json stays JSON).
+class Results {
+ public:
+  Results() : fd_(::dup(1)) {
+    if (fd_ >= 0) ::dup2(2, 1);
+  }
+  ~Results() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Results(const Results&) = delete;
+  Results& operator=(const Results&) = delete;
+
+  std::ostringstream text;
+
+  /// Writes the results out; "" or why they could not be written.
+  std::string deliver() const {
+    const std::string bytes = text.str();
+    if (bytes.empty()) return "";
+    if (fd_ < 0) return "standard output is closed";
+    for (std::size_t done = 0; done < bytes.size();) {
+      const ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return std::error_code(errno, std::generic_category()).message();
+      done += static_cast<std::size_t>(n);
+    }
+    return "";
+  }
+
+ private:
+  int fd_;
+};
+
+// Exit status `code`, or 1 when what was printed on standard output did not get there.
+int checked_stdout(int code) {
+  std::cout.flush();
+  if (std::cout) return code;
+  std::cerr << "tritonrt: could not write to standard output\n";
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Inspect, compile and bundle @triton.jit kernels, as tritonrt runs them from C++.", "tritonrt"};
+  Request request;
+  define_commands(app, request);
   try {
-    check_command(1, app);
-    if (argc > 1 && std::string_view(argv[1]) == "bundle") check_command(2, *bundle);
+    check_words(argc, argv, app, request);
     try {
       app.parse(argc, argv);
-    } catch (const CLI::CallForHelp& e) {
-      return app.exit(e);
-    } catch (const CLI::CallForAllHelp& e) {
-      return app.exit(e);
-    } catch (const CLI::CallForVersion& e) {
-      return app.exit(e);
+    } catch (const CLI::Success& e) {  // --help, --version
+      return checked_stdout(app.exit(e));
     } catch (const CLI::ParseError& e) {
+      // An option no command has is named, whatever CLI11 noticed first.
+      for (const auto& extra : app.remaining(true)) {
+        if (extra.starts_with("-")) usage_error("unknown option '" + extra + "'");
+      }
       usage_error(e.what());
     }
-    if (*sig || *comp) {
-      const auto [source, name] = split_kernel(kernel);
-      std::deque<std::string> strings;
-      const auto args = *comp ? parse_call(signature, strings, "") : std::vector<tritonrt::Arg>{};
-      auto& fn = tritonrt::JitFunction::get(source, name);
-      if (*sig) {
-        print_signature(fn.signature(), json);
-        return 0;
-      }
-      const tritonrt::Target target =
-          target_text.empty() ? tritonrt::Target::current() : tritonrt::Target::parse(target_text);
-      const auto artifact = fn.compile_packed(target, options, args);
-      print_compile(fn, *artifact, output.empty() ? std::vector<std::string>{} : write_artifact(*artifact, output),
-                    json);
-      return 0;
+    Results results;
+    run(request, results.text);
+    if (const std::string why = results.deliver(); !why.empty()) {
+      std::cerr << "tritonrt: could not write the results to standard output: " << why << "\n";
+      return 1;
     }
-    if (*list_cmd) {
-      print_bundle(tritonrt::read_bundle(bundle_file), json);
-      return 0;
-    }
-    tritonrt::BundleFilter filter;
-    filter.kernels = kernels;
-    filter.hashes = hashes;
-    for (const auto& list : targets) {
-      for (auto& t : parse_targets(list)) filter.targets.push_back(std::move(t));
-    }
-    create(bundle_file, std::move(filter), calls);
     return 0;
   } catch (const UsageError& e) {
     std::cerr << "tritonrt: " << e.what() << "\n(run 'tritonrt --help', or 'tritonrt COMMAND --help')\n";
     return 2;
+  } catch (const tritonrt::cli::CallsError& e) {
+    std::cerr << e.what() << "\n(run 'tritonrt bundle create --help')\n";
+    return 2;
   } catch (const tritonrt::Error& e) {
     std::cerr << e.what() << "\n";
     return 1;
-  } catch (const std::exception& e) {  // e.g. a file that cannot be written
+  } catch (const std::exception& e) {
     std::cerr << "tritonrt: " << e.what() << "\n";
     return 1;
   }

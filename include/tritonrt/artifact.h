@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -59,5 +60,14 @@ struct Artifact {
   std::string binary_kind;  ///< "cubin" or "hsaco"
   std::string cache_dir;    ///< Triton's cache folder holding it
 };
+
+/// Writes the artifact as Triton's cache holds it, into `dir` (created when missing): the
+/// binary as `<kernel>.cubin` (or `.hsaco`) and the metadata as `<kernel>.json`; returns
+/// their paths. Each file is written whole or not at all. Throws ArtifactError when a path
+/// holds something other than a regular file (a device, FIFO, socket or folder: never
+/// replaced) or leads into /dev.
+///
+///     tritonrt::write_artifact(*kernel.compile(target, {}, x, y, n), "out/");
+std::vector<std::filesystem::path> write_artifact(const Artifact& artifact, const std::filesystem::path& dir);
 
 }  // namespace tritonrt

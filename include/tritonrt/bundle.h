@@ -55,12 +55,20 @@ struct BundleFilter {
 /// for current sources: each kernel's description, its artifacts, its autotuners' choices
 /// and its heuristics' values (those run on a device, per the inputs they read: a bundled
 /// heuristic serves the inputs it was run on, others need Python). The file is written whole or not at all. Throws
-/// ArtifactError when the filter leaves nothing, or when two kernels the bundle would hold share an identity.
+/// ArtifactError when the filter leaves nothing, when two kernels the bundle would hold share an identity, or when
+/// `out` is not a regular file (a device, FIFO, socket or folder) or leads into /dev: those are never replaced.
 BundleInfo create_bundle(const std::filesystem::path& out, const BundleFilter& filter = {});
 
-/// What the bundle at `path` holds; checks its header and table, reads no binary. Throws
-/// ArtifactError for a file that is not a whole bundle this tritonrt reads.
-BundleInfo read_bundle(const std::filesystem::path& path);
+/// How much of a bundle read_bundle checks.
+enum class BundleCheck {
+  table,       ///< the header and table: what loading a bundle checks
+  everything,  ///< also every kernel's entry and every binary, against their checksums and targets
+};
+
+/// What the bundle at `path` holds; checks its header and table (and with
+/// BundleCheck::everything each entry and binary). Throws ArtifactError for a file that is not
+/// a whole bundle this tritonrt reads.
+BundleInfo read_bundle(const std::filesystem::path& path, BundleCheck check = BundleCheck::table);
 
 /// Makes the bundle's kernels available to JitFunction::get in this process, before the
 /// index and Python; binaries are read, checked against their checksums and loaded onto a

@@ -3,7 +3,10 @@
 // Every throw inside the library goes through `raise`, so the format cannot drift apart.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <cstddef>
+#include <utility>
 #include <string>
 #include <string_view>
 
@@ -34,6 +37,13 @@ std::string without_prefix(std::string text);
 template <class E>
 [[noreturn]] [[gnu::cold]] void raise(const ErrorSite& site, std::string_view what) {
   throw E(error_message(site, what));
+}
+
+/// The same with the message formatted by {fmt}: raise<SourceError>(site, "'{}' {}", path, why).
+template <class E, class First, class... Rest>
+[[noreturn]] [[gnu::cold]] void raise(const ErrorSite& site, fmt::format_string<First, Rest...> format, First&& first,
+                                      Rest&&... rest) {
+  raise<E>(site, fmt::format(format, std::forward<First>(first), std::forward<Rest>(rest)...));
 }
 
 }  // namespace tritonrt::detail

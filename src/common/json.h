@@ -3,6 +3,8 @@
 // error naming the document and the field, never as a raw nlohmann exception.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <cstdint>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -32,8 +34,10 @@ class JsonReader {
         if (depth > kMaxDepth) fail("nests deeper than " + std::to_string(kMaxDepth) + " levels");
         return true;
       });
-    } catch (const nlohmann::json::exception& e) {
-      fail(std::string("is not valid JSON (") + e.what() + ")");
+    } catch (const nlohmann::json::parse_error& e) {
+      fail("is not valid JSON (" + position(text, e.byte) + ")");
+    } catch (const nlohmann::json::exception&) {
+      fail("is not valid JSON");
     }
   }
 
@@ -90,6 +94,20 @@ class JsonReader {
   }
 
  private:
+  // Where parsing stopped, in our words: "line 2, column 7, at 'x'" or "it ends too early".
+  static std::string position(std::string_view text, std::size_t byte) {
+    if (byte == 0 || byte > text.size()) return "it ends too early";
+    std::size_t line = 1, column = 1;
+    for (std::size_t i = 0; i + 1 < byte; ++i) {
+      column = text[i] == '\n' ? 1 : column + 1;
+      line += text[i] == '\n';
+    }
+    const unsigned char c = static_cast<unsigned char>(text[byte - 1]);
+    const std::string shown =
+        c >= 0x20 && c < 0x7f ? std::string(1, static_cast<char>(c)) : fmt::format("\\x{:02x}", c);
+    return fmt::format("line {}, column {}, at '{}'", line, column, shown);
+  }
+
   ErrorSite site_;
   std::string document_;
 };

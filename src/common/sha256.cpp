@@ -54,6 +54,7 @@ void Sha256::block(const unsigned char* p) {
 }
 
 Sha256& Sha256::update(std::string_view bytes) {
+  if (bytes.empty()) return *this;  // an empty view may have no data at all (memcpy from null is undefined)
   auto p = reinterpret_cast<const unsigned char*>(bytes.data());
   std::size_t n = bytes.size();
   length_ += n;

@@ -11,6 +11,7 @@ import contextlib
 import dataclasses
 import hashlib
 import importlib
+import importlib.machinery
 import importlib.util
 import json
 import os
@@ -33,7 +34,11 @@ class TargetError(Exception):
 
 
 class CompileFailure(Exception):
-    """Triton rejected the kernel for this specialization; the message is Triton's."""
+    """Triton rejected the kernel for this specialization; the message is Triton's. args[1],
+    when present, is what the compiler printed while it failed."""
+
+    def __str__(self):
+        return str(self.args[0]) if self.args else ""
 
 
 class CacheEntryError(Exception):
@@ -56,6 +61,7 @@ def one_line(exc):
 _locks_lock = threading.Lock()
 _import_locks = {}  # source string -> its lock: one slow import never holds up another source
 _modules = {}  # source string -> imported module, so a module is executed once per process
+_search_paths = {}  # module name -> the folders its import searched
 _kernels = []  # handle -> JITFunction
 _layers = []  # handle -> the decorators around it, outermost first
 
@@ -71,20 +77,85 @@ def _package_root(path):
 
 
 def _import_file(path):
-    if not os.path.isfile(path):
+    """The module whose file is `path` (a real path), imported once: inside a package under its
+    dotted name, from the folder that holds that package (so relative imports resolve), or
+    refused when this process already imported that name from another copy of the package."""
+    if not os.path.exists(path):
         raise KernelSourceError(f"kernel source file '{path}' does not exist")
+    if not os.path.isfile(path):
+        import stat
+        mode = os.stat(path).st_mode
+        kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else
+                "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else
+                "not a regular file")
+        raise KernelSourceError(f"kernel source '{path}' is {kind}, not a .py file")
     root, dotted = _package_root(path)
     if "." in dotted:
-        # Inside a package: import it under its package name so relative imports resolve.
-        if root not in sys.path:
-            sys.path.append(root)
-        return importlib.import_module(dotted)
+        module = _import_package_module(path, root, dotted)
+    else:
+        module = _import_lone_file(path, root, dotted)
+    found = os.path.realpath(getattr(module, "__file__", "") or "")
+    if found != path:  # an import hook or a module that replaced itself in sys.modules
+        raise KernelSourceError(f"importing '{path}' as '{module.__name__}' gave the module of '{found}'; tritonrt "
+                                "runs a kernel only from the file it is named by")
+    return module
+
+
+def _imported_elsewhere(name, expected):
+    """The file or folder that module `name` was imported from, when this process holds it
+    from somewhere other than `expected` (a package's folder, or a module's file); else None."""
+    module = sys.modules.get(name)
+    if module is None:
+        return None
+    where = getattr(module, "__path__", None)
+    places = [os.path.realpath(p) for p in where] if where is not None else \
+        [os.path.realpath(getattr(module, "__file__", "") or "")]
+    if expected in places:
+        return None
+    return places[0] if places else f"<{name} has no file>"
+
+
+def _import_package_module(path, root, dotted):
+    parts = dotted.split(".")
+    for depth in range(1, len(parts) + 1):
+        name = ".".join(parts[:depth])
+        last = depth == len(parts)
+        expected = path if last else os.path.join(root, *parts[:depth])
+        other = _imported_elsewhere(name, expected)
+        if other is not None:
+            raise KernelSourceError(
+                f"'{path}' is module '{dotted}' of the package in '{root}', but this process has already imported "
+                f"'{name}' from '{other}': two copies of one package cannot be imported side by side (name the kernel "
+                "from one copy, or by module)")
+    top = parts[0]
+    if top not in sys.modules:
+        # The named copy's package, found in its own folder whatever sys.path would find first.
+        spec = importlib.machinery.PathFinder.find_spec(top, [root])
+        if spec is None:
+            raise KernelSourceError(f"package '{top}' of '{path}' cannot be imported from '{root}'")
+        package = importlib.util.module_from_spec(spec)
+        sys.modules[top] = package
+        try:
+            spec.loader.exec_module(package)
+        except BaseException:
+            sys.modules.pop(top, None)
+            raise
+    # Absolute imports of the package's siblings resolve as they would with the package's
+    # folder on sys.path.
+    if root not in sys.path:
+        sys.path.append(root)
+    return importlib.import_module(dotted)
+
+
+def _import_lone_file(path, root, dotted):
     loaded = sys.modules.get(dotted)
     if loaded is not None and os.path.realpath(getattr(loaded, "__file__", "") or "") == path:
         return loaded
     if loaded is not None:
         # Another module already owns this name: keep both, under a name unique to the path.
         dotted = f"{dotted}_{hashlib.sha1(path.encode()).hexdigest()[:8]}"
+        if dotted in sys.modules:
+            return sys.modules[dotted]
     spec = importlib.util.spec_from_file_location(dotted, path)
     module = importlib.util.module_from_spec(spec)
     # Siblings of a stand-alone kernel file import as they would when it runs as a script.
@@ -126,6 +197,9 @@ def _import(source):
             if is_path:
                 module = _import_file(os.path.realpath(source))
             else:
+                # Where the import looks, for C++ to check later that it would find the same file.
+                _search_paths[source] = [os.path.abspath(p) if p else os.getcwd() for p in sys.path
+                                         if isinstance(p, str)]
                 module = importlib.import_module(source)
         except KernelSourceError:
             raise
@@ -273,6 +347,7 @@ def load_kernel(source, name):
         "name": _printable(obj.__name__),
         "full_name": _printable(f"{obj.__module__}.{obj.__qualname__}"),
         "file": None if file is None else _printable(file),
+        "search_path": None if source not in _search_paths else [_printable(p) for p in _search_paths[source]],
         "params": params,
         "decorators": descriptions,
     })
@@ -474,6 +549,90 @@ def _quiet_half_built_kernels():
         sys.unraisablehook = previous
 
 
+_MAX_CACHE_FILE = 1 << 30  # what tritonrt lets Triton read of one cache file (store/files.h: kMaxBinaryBytes)
+
+
+def _cache_entry_problem(folder):
+    """Why Triton must not read the cache entry `folder` (a file in it that is not a regular
+    file, which could block or never end, or one larger than any artifact), or None."""
+    import stat
+    try:
+        names = os.listdir(folder)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        return f"its folder cannot be listed: {one_line(e).decode()}"
+    for name in names:
+        try:
+            info = os.lstat(os.path.join(folder, name))
+        except OSError:
+            continue
+        if not stat.S_ISREG(info.st_mode):
+            return f"'{name}' in it is not a regular file"
+        if info.st_size > _MAX_CACHE_FILE:
+            return f"'{name}' in it is larger than any compiled kernel ({info.st_size} bytes)"
+    return None
+
+
+class _CompilerOutput:
+    """What the compiler writes to file descriptor 2 while tritonrt's own interpreter compiles
+    (MLIR's error lines, and the IR it dumps when a pass fails), kept aside: a failure is then
+    told in a few lines (the whole text at TRITONRT_LOG=debug), and a success passes on
+    whatever it printed. Compiles may overlap: the first one in redirects, the last one out
+    restores, and each reads what was written while it ran. A host Python program's stderr is
+    left alone."""
+    _lock = threading.Lock()
+    _users = 0
+    _sink = None
+    _saved = -1
+    LIMIT = 1 << 20
+
+    def __init__(self):
+        self.text = b""
+
+    def __enter__(self):
+        if not embedded:
+            return self
+        import tempfile
+        cls = type(self)
+        with cls._lock:
+            sys.stderr.flush()
+            if cls._users == 0:
+                cls._sink = tempfile.TemporaryFile()
+                cls._saved = os.dup(2)
+                os.dup2(cls._sink.fileno(), 2)
+            cls._users += 1
+            self._start = os.fstat(cls._sink.fileno()).st_size
+        return self
+
+    def __exit__(self, *exc):
+        if not embedded:
+            return False
+        cls = type(self)
+        with cls._lock:
+            sys.stderr.flush()
+            sink = cls._sink.fileno()
+            end = os.fstat(sink).st_size
+            self.text = os.pread(sink, min(end - self._start, self.LIMIT), self._start)
+            if exc[0] is None and self.text:
+                os.write(cls._saved, self.text)  # a success says what it said, where it would have
+            cls._users -= 1
+            if cls._users == 0:
+                os.dup2(cls._saved, 2)
+                os.close(cls._saved)
+                cls._sink.close()
+                cls._sink, cls._saved = None, -1
+        return False
+
+    def errors(self):
+        """The compiler's error lines (MLIR's "file:line:col: error: ...", a failed assertion),
+        without the pipeline's own boilerplate; at most five."""
+        lines = self.text.decode("utf-8", "backslashreplace").splitlines()
+        found = [line.strip() for line in lines
+                 if (": error: " in line and "MLIR pass pipeline" not in line) or "Assertion `" in line]
+        return found[:5]
+
+
 def _cache_folder(source, backend, options):
     """The folder of Triton's cache that `triton.compile(source, options=options)` reads or
     writes, found as compile finds it (None where a cache manager has no folder)."""
@@ -484,6 +643,18 @@ def _cache_folder(source, backend, options):
     parsed = backend.parse_options(dict(options, **source.parse_options()))
     key = get_cache_key(source, backend, parsed, env_vars=get_cache_invalidating_env_vars())
     return getattr(get_cache_manager(hashlib.sha256(key.encode("utf-8")).hexdigest()), "cache_dir", None)
+
+
+def _with_output(error, output):
+    """Triton's compile error as a CompileFailure: its one line, the compiler's error lines,
+    and all it printed (args[1]: for TRITONRT_LOG=debug)."""
+    message = one_line(error).decode()
+    said = output.errors()
+    if said:
+        message += "; the compiler said: " + " / ".join(said)
+    if output.text:
+        message += " (its whole output: TRITONRT_LOG=debug)"
+    return CompileFailure(message, output.text)
 
 
 def compile(handle, backend_name, arch, warp_size, specialization, options):
@@ -523,22 +694,27 @@ def compile(handle, backend_name, arch, warp_size, specialization, options):
         parsed, signature, constexprs, attrs = fn._pack_args(backend, kwargs, values, spec, None)
         source = ASTSource(fn, signature, constexprs, attrs)
         folder = _cache_folder(source, backend, parsed.__dict__)
+        if folder is not None:
+            problem = _cache_entry_problem(folder)
+            if problem is not None:
+                raise CacheEntryError(os.fsencode(folder), problem.encode("utf-8", "backslashreplace"))
         cached = folder is not None and os.path.exists(os.path.join(folder, f"__grp__{source.name[:150]}.json"))
         unreadable = None
+        output = _CompilerOutput()
         with _quiet_half_built_kernels():
             try:
                 # In tritonrt's own interpreter Triton's prints (ptxas failures, dumps) go to stderr:
                 # the host program's stdout is its own.
-                with contextlib.redirect_stdout(sys.stderr) if embedded else contextlib.nullcontext():
+                with output, contextlib.redirect_stdout(sys.stderr) if embedded else contextlib.nullcontext():
                     kernel = triton.compile(source, target=target, options=parsed.__dict__)
             except Exception as e:
                 # A cache hit compiles nothing: what fails there is reading the entry.
                 if not cached or knobs.compilation.always_compile:
-                    raise
+                    raise _with_output(e, output) from None
                 unreadable = one_line(e)
         if unreadable is not None:
             raise CacheEntryError(os.fsencode(folder), unreadable)
-    except (TargetError, CacheEntryError):
+    except (TargetError, CacheEntryError, CompileFailure):
         raise
     except Exception as e:
         raise CompileFailure(one_line(e).decode()) from None

@@ -1,19 +1,19 @@
 #include "compiler/compiler.h"
 
 #include <dlfcn.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
-#include <sstream>
 #include <vector>
 
 #include "common/errors.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/trace.h"
+#include "compiler/module_search.h"
+#include "compiler/python_discovery.h"
 #include "store/index.h"
 #include "store/triton_cache.h"
 #include "tritonrt/version.h"
@@ -43,16 +43,6 @@ HostPython host_python() {
   return HostPython();  // the compiler may have loaded libpython since: look again
 }
 
-// Where libtritonrt itself was loaded from, if the loader can say.
-std::optional<std::filesystem::path> library_path() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&library_path), &info) == 0 || info.dli_fname == nullptr) return std::nullopt;
-  std::error_code ec;
-  auto path = std::filesystem::absolute(info.dli_fname, ec);
-  if (ec) return std::nullopt;
-  return path;
-}
-
 std::filesystem::path module_path() {
   if (const char* p = std::getenv("TRITONRT_PYTHON_MODULE"); p && *p) return p;
   // Next to libtritonrt itself, in the build tree and once installed.
@@ -77,85 +67,6 @@ void check_python_version(void* library, const std::string& which) {
                                wanted + " (set TRITONRT_LIBPYTHON to a Python " + wanted +
                                " library, or rebuild tritonrt against this Python)");
   }
-}
-
-// What `program` says of itself: "<major.minor>\n<its shared libpython>\n<True if it finds
-// triton>", or why it could not be asked.
-std::optional<std::string> ask_python(const std::string& program, std::string& why) {
-  std::string quoted = "'";
-  for (const char c : program) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  quoted += "'";
-  const std::string command = quoted +
-                              " -c 'import sys, os, sysconfig, importlib.util as u; "
-                              "print(\"%d.%d\" % sys.version_info[:2]); "
-                              "print(os.path.join(sysconfig.get_config_var(\"LIBDIR\") or \"\", "
-                              "sysconfig.get_config_var(\"LDLIBRARY\") or \"\")); "
-                              "print(u.find_spec(\"triton\") is not None)' 2>/dev/null";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) {
-    why = "it could not be run";
-    return std::nullopt;
-  }
-  std::string out;
-  char buffer[1024];
-  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) out += buffer;
-  if (pclose(pipe) != 0) {
-    why = "it did not run";
-    return std::nullopt;
-  }
-  return out;
-}
-
-// Whether `program` can be embedded; `why` says why not.
-std::optional<EmbeddedPython> usable_python(const std::string& program, std::string& why) {
-  const auto answer = ask_python(program, why);
-  if (!answer) return std::nullopt;
-  std::istringstream lines(*answer);
-  std::string version, library, has_triton;
-  std::getline(lines, version);
-  std::getline(lines, library);
-  std::getline(lines, has_triton);
-  std::error_code ec;
-  if (version != TRITONRT_PYTHON_VERSION) {
-    why = "it is Python " + version + ", the compiler module was built for " TRITONRT_PYTHON_VERSION;
-  } else if (!library.ends_with(".so") && library.find(".so.") == std::string::npos) {
-    why = "it has no shared libpython (" + library + ")";
-  } else if (!std::filesystem::exists(library, ec)) {
-    why = "its libpython " + library + " is not there";
-  } else if (has_triton != "True") {
-    why = "it cannot import triton";
-  } else {
-    return EmbeddedPython{program, library};
-  }
-  return std::nullopt;
-}
-
-// python3 on PATH, or "".
-std::string python_on_path() {
-  const char* path = std::getenv("PATH");
-  std::string_view rest = path != nullptr ? path : "";
-  while (!rest.empty()) {
-    const auto colon = rest.find(':');
-    const std::filesystem::path candidate = std::filesystem::path(rest.substr(0, colon)) / "python3";
-    rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
-    std::error_code ec;
-    if (std::filesystem::is_regular_file(candidate, ec) && ::access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return "";
-}
-
-// The Python of the environment libtritonrt is installed in, as pip installs it
-// (<prefix>/lib/pythonX.Y/site-packages/tritonrt/lib/), or "".
-std::string installed_environment_python() {
-  const auto library = library_path();
-  if (!library) return "";
-  for (auto dir = library->parent_path(); dir.has_relative_path(); dir = dir.parent_path()) {
-    const std::string python = dir.parent_path().filename().string();  // python3.12
-    if (dir.filename() == "site-packages" && python.starts_with("python3")) {
-      return (dir.parent_path().parent_path().parent_path() / "bin" / python).string();
-    }
-  }
-  return "";
 }
 
 Compiler* load_compiler() {
@@ -204,49 +115,24 @@ std::optional<std::string> make_artifact(CompiledFiles& files, const Target& tar
   return artifact_problem(artifact, target);
 }
 
-}  // namespace
-
-const EmbeddedPython& embedded_python() {
-  static std::mutex mutex;
-  static std::optional<EmbeddedPython> found;
-  std::lock_guard lock(mutex);
-  if (found) return *found;
-  const char* library = std::getenv("TRITONRT_LIBPYTHON");
-  const bool library_given = library != nullptr && *library != '\0';
-  std::vector<std::pair<std::string, std::string>> candidates;  // where from, program
-  if (const char* p = std::getenv("TRITONRT_PYTHON"); p && *p) {
-    candidates.emplace_back("TRITONRT_PYTHON", p);
-  } else {
-    if (const char* venv = std::getenv("VIRTUAL_ENV"); venv && *venv) {
-      candidates.emplace_back("VIRTUAL_ENV", (std::filesystem::path(venv) / "bin" / "python3").string());
-    }
-    if (const char* conda = std::getenv("CONDA_PREFIX"); conda && *conda) {
-      candidates.emplace_back("CONDA_PREFIX", (std::filesystem::path(conda) / "bin" / "python3").string());
-    }
-    if (const std::string own = installed_environment_python(); !own.empty()) {
-      candidates.emplace_back("the environment tritonrt is installed in", own);
-    }
-    if (const std::string on_path = python_on_path(); !on_path.empty()) candidates.emplace_back("PATH", on_path);
-    // None for a wheel: it was built in a temporary environment.
-    if (*TRITONRT_BUILD_PYTHON != '\0') candidates.emplace_back("the build's", TRITONRT_BUILD_PYTHON);
+// Why a kernel named by module, read from the index, may no longer be what its import
+// finds (another file along its search path now), or nullopt when it still is.
+std::optional<std::string> moved_module(const LoadedKernel& kernel) {
+  if (!kernel.search_path) return std::nullopt;
+  const auto found = find_module_file(kernel.source, *kernel.search_path);
+  if (!found) {
+    return "where '" + kernel.source +
+           "' is imported from cannot be told without Python (its import is not a plain file along its search path)";
   }
-  std::string tried;
-  for (const auto& [from, program] : candidates) {
-    std::string why;
-    std::error_code ec;
-    if (!std::filesystem::exists(program, ec)) {
-      why = "it is not there";
-    } else if (auto usable = usable_python(program, why)) {
-      if (library_given) usable->library = library;
-      found = std::move(*usable);
-      log(LogLevel::debug, "embedding {} ({}), libpython {}", found->program, from, found->library);
-      return *found;
-    }
-    tried += "\n  " + program + " (" + from + "): " + why;
+  std::error_code ec, ec2;
+  if (std::filesystem::weakly_canonical(*found, ec) != std::filesystem::weakly_canonical(kernel.signature.file, ec2)) {
+    return "'" + kernel.source + "' would now be imported from '" + *found + "', not from '" + kernel.signature.file +
+           "' it was compiled from";
   }
-  raise<PythonError>({}, "compiling needs Python, and no usable one was found (set TRITONRT_PYTHON to a Python " +
-                             std::string(TRITONRT_PYTHON_VERSION) + " that has triton); tried:" + tried);
+  return std::nullopt;
 }
+
+}  // namespace
 
 Compiler& Compiler::get() {
   // The module lives as long as the process. A failed load throws and is retried next time.
@@ -280,15 +166,19 @@ LoadedKernel load_kernel(std::string_view source, std::string_view name) {
     }
   }
   const KernelIndex* index = KernelIndex::get();
-  why += index == nullptr ? "; the index is off (TRITONRT_INDEX=off)" : "";
+  why += index == nullptr ? "; the index is off" : "";
   if (index != nullptr) {
     std::string index_why;
     if (auto found = index->find_kernel(source, name, index_why)) {
       try {
         LoadedKernel kernel = stored(found->description, found->rules);
         kernel.index_fingerprint = std::move(found->fingerprint);
-        log_about(LogLevel::debug, {name}, "loaded from the index, without Python");
-        return kernel;
+        if (const auto moved = moved_module(kernel)) {
+          index_why = *moved;
+        } else {
+          log_about(LogLevel::debug, {name}, "loaded from the index, without Python");
+          return kernel;
+        }
       } catch (const Error& e) {
         index_why = "its index record does not parse: " + without_prefix(e.what());
       }

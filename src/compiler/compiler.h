@@ -69,6 +69,8 @@ struct LoadedKernel {
   std::deque<std::string> strings;           ///< storage behind string defaults and config values
   std::vector<DecoratorLayer> layers;        ///< outermost first
   std::vector<std::size_t> call_params;      ///< the parameters a call passes, in order
+  /// For a kernel named by module: the folders its import searched (sys.path), in order.
+  std::optional<std::vector<std::string>> search_path;
 };
 
 /// What a heuristic read of the call's arguments (bridge.py's facets).
@@ -144,17 +146,6 @@ class Compiler {
   /// The process's compiler: loads the module (and libpython where the process has none).
   static Compiler& get();
 };
-
-/// The Python tritonrt embeds in a process that has none, found at run time: the first of
-/// TRITONRT_PYTHON (taken or refused, never passed over), $VIRTUAL_ENV/bin/python3,
-/// $CONDA_PREFIX/bin/python3, python3 on PATH and the Python tritonrt was built with that
-/// runs, is the minor version the compiler module was built for, has a shared libpython and
-/// can import triton. `library` is its libpython (TRITONRT_LIBPYTHON overrides it). Found
-/// once per process; throws PythonError naming each candidate tried and why it was passed over.
-struct EmbeddedPython {
-  std::string program, library;
-};
-const EmbeddedPython& embedded_python();
 
 /// Kernel `name` of `source`: from a loaded bundle that holds it, else from tritonrt's index
 /// when it holds a fresh record (no Python started in either case), otherwise imported

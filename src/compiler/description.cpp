@@ -210,6 +210,11 @@ LoadedKernel parse_kernel_description(std::string_view json) {
   sig.name = read.field<std::string>(info, "name");
   sig.full_name = read.field<std::string>(info, "full_name");
   sig.file = read.field_or<std::string>(info, "file", "");
+  if (const auto searched = read.field_or<nlohmann::json>(info, "search_path", nullptr); !searched.is_null()) {
+    if (!searched.is_array()) read.fail("field 'search_path' is not a list");
+    k.search_path.emplace();
+    for (const auto& folder : searched) k.search_path->push_back(read.as<std::string>(folder, "search_path"));
+  }
   const auto params = read.field<nlohmann::json>(info, "params");
   if (!params.is_array()) read.fail("field 'params' is not a list");
   for (std::size_t i = 0; i < params.size(); ++i) {

@@ -1,4 +1,5 @@
 #include "compiler/python_compiler.h"
+#include "compiler/python_discovery.h"
 
 #include <pybind11/embed.h>
 #include <pybind11/stl.h>
@@ -9,6 +10,7 @@
 
 #include "common/compile_options.h"
 #include "common/errors.h"
+#include "common/log.h"
 
 namespace py = pybind11;
 
@@ -305,6 +307,14 @@ CompiledFiles PythonCompiler::compile(const LoadedKernel& kernel, const Target& 
       files.unreadable = args[1].cast<std::string>();
       files.from_cache = true;
       return files;
+    }
+    if (e.matches(bridge_module().attr("CompileFailure"))) {
+      // What the compiler printed while it failed (MLIR's IR dump, say): at debug level only.
+      const py::tuple args = e.value().attr("args");
+      if (args.size() > 1 && log_enabled(LogLevel::debug)) {
+        log_about(LogLevel::debug, {kernel.signature.name}, "the compiler's output for {}:\n{}", target.str(),
+                  args[1].cast<std::string>());
+      }
     }
     rethrow(e, {kernel.signature.name}, "compiling for " + target.str());
   }

@@ -1,15 +1,11 @@
 #include "store/bundle.h"
 
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <system_error>
@@ -29,35 +25,30 @@ namespace tritonrt::detail {
 constexpr std::string_view kMagic = "tritonrt-bundle";
 constexpr int kFormat = 1;
 constexpr std::size_t kMaxHeader = 256;
+constexpr std::size_t kMaxTable = std::size_t{256} << 20;  // a million kernels' lines
 
 // A bundle file mapped read-only for the life of the object: its table parsed, its binaries
 // where the table says.
 class MappedBundle {
  public:
   explicit MappedBundle(const std::filesystem::path& path) : path_(path) {
-    const auto fail = [&](const std::string& why) {
-      raise<ArtifactError>({}, "the bundle " + path.string() + " " + why);
-    };
-    // O_NONBLOCK: a FIFO given by mistake must not block the open (it is refused below).
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) fail("cannot be opened: " + std::error_code(errno, std::generic_category()).message());
-    struct stat st {};
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-      ::close(fd);
-      fail("is not a regular file");
-    }
-    size_ = static_cast<std::size_t>(st.st_size);
+    const InputFile file(path);  // a FIFO or device is refused without being opened
+    if (!file.error().empty()) raise<ArtifactError>({}, "the bundle {} {}", path.string(), file.error());
+    size_ = static_cast<std::size_t>(file.size());
+    // The header first, read on its own: nothing larger than it says is mapped or read.
+    const auto head = file.read(0, std::min(size_, kMaxHeader));
+    if (!head) damaged("it cannot be read");
+    read_header(*head);
     if (size_ > 0) {
-      void* mapped = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+      void* mapped = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, file.descriptor(), 0);
       if (mapped == MAP_FAILED) {
-        ::close(fd);
-        fail("cannot be mapped: " + std::error_code(errno, std::generic_category()).message());
+        raise<ArtifactError>({}, "the bundle {} cannot be mapped: {}", path.string(),
+                             std::error_code(errno, std::generic_category()).message());
       }
       data_ = static_cast<const char*>(mapped);
     }
-    ::close(fd);
     try {
-      parse();
+      read_table();
     } catch (...) {
       unmap();
       throw;
@@ -87,28 +78,38 @@ class MappedBundle {
     };
     if (sha256_hex(entry) != kernel.entry_sha256) fail("does not match its checksum");
     BundledKernel read;  // filled whole, then moved in: a failure leaves `kernel` as it was
-    try {
-      const auto k = nlohmann::json::parse(entry);
-      read.description = k.at("description").get<std::string>();
-      read.rules = k.at("rules").get<std::string>();
-      for (const auto& f : k.at("files"))
-        read.files.emplace_back(f.at(0).get<std::string>(), f.at(1).get<std::string>());
-      for (const auto& a : k.at("artifacts")) {
-        BundledKernel::Binary binary{a.at("binary_kind").get<std::string>(), a.at("metadata").get<std::string>(),
-                                     a.at("offset").get<std::size_t>(), a.at("size").get<std::size_t>(),
-                                     a.at("sha256").get<std::string>()};
-        if (!within(binary.offset, binary.size)) fail("names a binary past the file's end");
-        read.artifacts.emplace(a.at("key").get<std::string>(), std::move(binary));
-      }
-      for (const auto& c : k.at("choices")) {
-        read.choices.emplace(c.at("key").get<std::string>(),
-                             std::make_pair(c.at("config").get<std::size_t>(), c.at("text").get<std::string>()));
-      }
-      for (const auto& [key, entries] : k.at("heuristics").items()) {
-        read.heuristics.emplace(key, entries.get<std::vector<std::string>>());
-      }
-    } catch (const nlohmann::json::exception& e) {
-      fail(std::string("does not read: ") + e.what());
+    const JsonReader<ArtifactError> json({kernel.name},
+                                         "the bundle " + path_.string() + "'s entry for " + kernel.identity);
+    const auto list = [&](const nlohmann::json& object, const char* name) {
+      auto value = json.field<nlohmann::json>(object, name);
+      if (!value.is_array()) json.fail("field '" + std::string(name) + "' should be a list");
+      return value;
+    };
+    const auto k = json.parse(entry);
+    read.description = json.field<std::string>(k, "description");
+    read.rules = json.field<std::string>(k, "rules");
+    for (const auto& f : list(k, "files")) {
+      if (!f.is_array() || f.size() != 2) json.fail("field 'files' should hold [path, sha256] pairs");
+      read.files.emplace_back(json.as<std::string>(f[0], "files"), json.as<std::string>(f[1], "files"));
+    }
+    for (const auto& a : list(k, "artifacts")) {
+      BundledKernel::Binary binary{json.field<std::string>(a, "binary_kind"), json.field<std::string>(a, "metadata"),
+                                   json.field<std::size_t>(a, "offset"), json.field<std::size_t>(a, "size"),
+                                   json.field<std::string>(a, "sha256")};
+      if (!within(binary.offset, binary.size)) fail("names a binary past the file's end");
+      if (binary.size > kMaxBinaryBytes) fail("names a binary larger than tritonrt reads");
+      read.artifacts.emplace(json.field<std::string>(a, "key"), std::move(binary));
+    }
+    for (const auto& c : list(k, "choices")) {
+      read.choices.emplace(json.field<std::string>(c, "key"),
+                           std::make_pair(json.field<std::size_t>(c, "config"), json.field<std::string>(c, "text")));
+    }
+    const auto heuristics = json.field<nlohmann::json>(k, "heuristics");
+    if (!heuristics.is_object()) json.fail("field 'heuristics' should be an object");
+    for (const auto& [key, entries] : heuristics.items()) {
+      if (!entries.is_array()) json.fail("field 'heuristics' should hold lists");
+      auto& values = read.heuristics[key];
+      for (const auto& value : entries) values.push_back(json.as<std::string>(value, "heuristics"));
     }
     kernel.description = std::move(read.description);
     kernel.rules = std::move(read.rules);
@@ -134,51 +135,62 @@ class MappedBundle {
     raise<ArtifactError>({}, "the bundle " + path_.string() + " is not a whole tritonrt bundle: " + why);
   }
 
-  void parse() {
-    const std::string_view file(data_ != nullptr ? data_ : "", size_);
-    const auto newline = file.find('\n');
-    if (!file.starts_with(kMagic) || newline == std::string_view::npos || newline > kMaxHeader) {
+  // The header line at the start of `head`: format, the table's size (within the file and
+  // the limit) and checksum.
+  void read_header(std::string_view head) {
+    const auto newline = head.find('\n');
+    if (!head.starts_with(kMagic) || newline == std::string_view::npos) {
       damaged("it does not start with a tritonrt-bundle header");
     }
-    std::istringstream header{std::string(file.substr(0, newline))};
-    std::string magic, digest;
+    std::istringstream header{std::string(head.substr(0, newline))};
+    std::string magic;
     int format = 0;
-    std::size_t table_size = 0;
-    if (!(header >> magic >> format >> table_size >> digest) || magic != kMagic) damaged("its header does not read");
+    if (!(header >> magic >> format >> table_size_ >> table_sha256_) || magic != kMagic) {
+      damaged("its header does not read");
+    }
     if (format != kFormat) {
       raise<ArtifactError>({}, "the bundle " + path_.string() + " is in bundle format " + std::to_string(format) +
                                    "; this tritonrt (" TRITONRT_VERSION ") reads format " + std::to_string(kFormat) +
                                    ": create it again with this tritonrt");
     }
-    const std::string_view rest = file.substr(newline + 1);
-    if (table_size > rest.size()) damaged("it is shorter than its header says (cut short?)");
-    const std::string_view table = rest.substr(0, table_size);
-    if (sha256_hex(table) != digest) damaged("its table does not match its checksum");
-    data_start_ = newline + 1 + table_size;
-    try {
-      const auto j = nlohmann::json::parse(table);
-      created_by_ = j.at("created_by").get<std::string>();
-      for (const auto& k : j.at("kernels")) {
-        auto kernel = std::make_unique<BundledKernel>();
-        kernel->bundle = this;
-        kernel->identity = k.at("identity").get<std::string>();
-        kernel->source = k.at("source").get<std::string>();
-        kernel->name = k.at("name").get<std::string>();
-        kernel->targets = k.at("targets").get<std::vector<std::string>>();
-        kernel->artifact_count = k.at("artifacts").get<std::size_t>();
-        kernel->choice_count = k.at("choices").get<std::size_t>();
-        kernel->heuristic_count = k.at("heuristic_values").get<std::size_t>();
-        kernel->bytes = k.at("bytes").get<std::size_t>();
-        kernel->entry_offset = k.at("entry").at(0).get<std::size_t>();
-        kernel->entry_size = k.at("entry").at(1).get<std::size_t>();
-        kernel->entry_sha256 = k.at("entry").at(2).get<std::string>();
-        if (!within(kernel->entry_offset, kernel->entry_size)) {
-          damaged("the entry of " + kernel->identity + " lies past its end (cut short?)");
-        }
-        kernels_.push_back(std::move(kernel));
+    if (table_size_ > kMaxTable) damaged("its header claims a table larger than tritonrt reads");
+    if (table_size_ > size_ - (newline + 1)) damaged("it is shorter than its header says (cut short?)");
+    data_start_ = newline + 1 + table_size_;
+  }
+
+  // The table, from the mapped file, checked against the header's checksum.
+  void read_table() {
+    const std::string_view table(data_ + data_start_ - table_size_, table_size_);
+    if (sha256_hex(table) != table_sha256_) damaged("its table does not match its checksum");
+    const JsonReader<ArtifactError> json({}, "the bundle " + path_.string() + "'s table");
+    const auto j = json.parse(table);
+    created_by_ = json.field<std::string>(j, "created_by");
+    const auto kernels = json.field<nlohmann::json>(j, "kernels");
+    if (!kernels.is_array()) json.fail("field 'kernels' should be a list");
+    for (const auto& k : kernels) {
+      auto kernel = std::make_unique<BundledKernel>();
+      kernel->bundle = this;
+      kernel->identity = json.field<std::string>(k, "identity");
+      kernel->source = json.field<std::string>(k, "source");
+      kernel->name = json.field<std::string>(k, "name");
+      const auto targets = json.field<nlohmann::json>(k, "targets");
+      if (!targets.is_array()) json.fail("field 'targets' should be a list");
+      for (const auto& t : targets) kernel->targets.push_back(json.as<std::string>(t, "targets"));
+      kernel->artifact_count = json.field<std::size_t>(k, "artifacts");
+      kernel->choice_count = json.field<std::size_t>(k, "choices");
+      kernel->heuristic_count = json.field<std::size_t>(k, "heuristic_values");
+      kernel->bytes = json.field<std::size_t>(k, "bytes");
+      const auto entry = json.field<nlohmann::json>(k, "entry");
+      if (!entry.is_array() || entry.size() != 3) json.fail("field 'entry' should be [offset, size, sha256]");
+      kernel->entry_offset = json.as<std::size_t>(entry[0], "entry");
+      kernel->entry_size = json.as<std::size_t>(entry[1], "entry");
+      kernel->entry_sha256 = json.as<std::string>(entry[2], "entry");
+      if (!within(kernel->entry_offset, kernel->entry_size)) {
+        damaged("the entry of " + kernel->identity + " lies past its end (cut short?)");
       }
-    } catch (const nlohmann::json::exception& e) {
-      damaged(std::string("its table does not read: ") + e.what());
+      if (kernel->entry_size > kMaxTextBytes)
+        damaged("the entry of " + kernel->identity + " is larger than tritonrt reads");
+      kernels_.push_back(std::move(kernel));
     }
   }
 
@@ -186,6 +198,8 @@ class MappedBundle {
   const char* data_ = nullptr;
   std::size_t size_ = 0;
   std::size_t data_start_ = 0;  ///< where the data (entries and binaries) starts
+  std::size_t table_size_ = 0;
+  std::string table_sha256_;
   std::string created_by_;
   std::vector<std::unique_ptr<BundledKernel>> kernels_;
 };
@@ -261,7 +275,8 @@ struct LoadedBundles {
       try {
         load(path);
       } catch (const Error& e) {
-        environment_error = "TRITONRT_BUNDLE: " + without_prefix(e.what());
+        // Every bundle that failed is named, not only the last.
+        environment_error += (environment_error.empty() ? "TRITONRT_BUNDLE: " : "; ") + without_prefix(e.what());
       }
     }
   }
@@ -279,8 +294,10 @@ std::optional<std::string> stale_because(const BundledKernel& kernel, std::strin
   for (const auto& [path, sha] : checks) {
     std::error_code ec;
     if (!std::filesystem::exists(path, ec)) continue;
-    const auto bytes = read_file(path);
-    if (bytes && sha256_hex(*bytes) != sha) return "'" + path + "' differs from the source it was bundled from";
+    std::string why;
+    const auto bytes = read_file(path, kMaxTextBytes, why);
+    if (!bytes) return "'" + path + "' " + why;
+    if (sha256_hex(*bytes) != sha) return "'" + path + "' differs from the source it was bundled from";
   }
   return std::nullopt;
 }
@@ -318,6 +335,16 @@ const BundledKernel* find_bundled(std::string_view source, std::string_view name
   return it->second;
 }
 
+Target metadata_target(const BundledKernel& kernel, const std::string& key, const BundledKernel::Binary& binary) {
+  try {
+    return KernelMetadata::parse(binary.metadata).target;
+  } catch (const ArtifactError& e) {
+    raise<ArtifactError>({kernel.name},
+                         "the bundle {} is damaged: its artifact for {} has metadata tritonrt cannot use: {}",
+                         kernel.where(), key, without_prefix(e.what()));
+  }
+}
+
 std::optional<Artifact> bundled_artifact(const BundledKernel& kernel, const std::string& key, const Target& target) {
   const auto it = kernel.artifacts.find(key);
   if (it == kernel.artifacts.end()) return std::nullopt;
@@ -334,7 +361,7 @@ std::optional<Artifact> bundled_artifact(const BundledKernel& kernel, const std:
   try {
     artifact.metadata = KernelMetadata::parse(binary.metadata);
   } catch (const ArtifactError& e) {
-    fail(std::string("has metadata tritonrt cannot use: ") + e.what());
+    fail("has metadata tritonrt cannot use: " + without_prefix(e.what()));
   }
   artifact.binary_kind = binary.binary_kind;
   artifact.cache_dir = kernel.where();
@@ -371,6 +398,9 @@ bool wanted_target(const BundleFilter& filter, std::string_view key) {
 }  // namespace
 
 BundleInfo create_bundle(const std::filesystem::path& out, const BundleFilter& filter) {
+  if (const std::string problem = detail::output_problem(out); !problem.empty()) {
+    detail::raise<ArtifactError>({}, "cannot create the bundle {}: {}", out.string(), problem);
+  }
   const detail::KernelIndex* index = detail::KernelIndex::get();
   if (index == nullptr)
     detail::raise<ArtifactError>({}, "cannot create a bundle: the index is off (TRITONRT_INDEX=off)");
@@ -461,7 +491,19 @@ BundleInfo create_bundle(const std::filesystem::path& out, const BundleFilter& f
   return info;
 }
 
-BundleInfo read_bundle(const std::filesystem::path& path) { return detail::describe(detail::MappedBundle(path)); }
+BundleInfo read_bundle(const std::filesystem::path& path, BundleCheck check) {
+  detail::MappedBundle bundle(path);
+  if (check == BundleCheck::everything) {
+    for (const auto& kernel : bundle.kernels()) {
+      bundle.complete(*kernel);
+      for (const auto& [key, binary] : kernel->artifacts) {
+        const Target target = detail::metadata_target(*kernel, key, binary);
+        detail::bundled_artifact(*kernel, key, target);
+      }
+    }
+  }
+  return detail::describe(bundle);
+}
 
 BundleInfo load_bundle(const std::filesystem::path& path) {
   auto& loaded = detail::LoadedBundles::get();

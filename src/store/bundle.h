@@ -61,6 +61,9 @@ std::string bundle_identity(std::string_view source, std::string_view name);
 /// one throws ArtifactError here, each time); a damaged entry is an ArtifactError.
 const BundledKernel* find_bundled(std::string_view source, std::string_view name, std::string& why);
 
+/// The target an artifact's metadata names; ArtifactError when the metadata does not read.
+Target metadata_target(const BundledKernel& kernel, const std::string& key, const BundledKernel::Binary& binary);
+
 /// The artifact bundled under `key`, nullopt when there is none; its binary checked against
 /// its checksum and its metadata against `target`. A damaged one is an ArtifactError.
 std::optional<Artifact> bundled_artifact(const BundledKernel& kernel, const std::string& key, const Target& target);

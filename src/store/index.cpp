@@ -1,11 +1,14 @@
 #include "store/index.h"
 
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <sstream>
 #include <system_error>
 #include <variant>
@@ -23,7 +26,10 @@ namespace tritonrt::detail {
 namespace {
 
 constexpr std::string_view kMagic = "tritonrt-index";
-constexpr int kFormat = 1;
+// 2: a kernel named by path is recorded with the file it was imported from (format 1 could
+// record another copy of its package); a kernel named by module with where its import looked.
+constexpr int kFormat = 2;
+constexpr std::size_t kMaxHeader = 256;
 
 // Variables of those prefixes that only say where Triton keeps or shows things: changing them
 // changes no compiled kernel.
@@ -31,11 +37,34 @@ constexpr int kFormat = 1;
 constexpr std::string_view kPlaceVariables[] = {"TRITON_CACHE_DIR", "TRITON_DUMP_DIR", "TRITON_CACHE_MANAGER",
                                                 "TRITON_REMOTE_CACHE_BACKEND", "TRITON_PRINT_AUTOTUNING"};
 
-// The environment Triton's compile may read: every TRITON_, MLIR_ and LLVM_ variable but
-// those above. A superset of what Triton's cache key covers (its list of cache-invalidating
-// variables lives in libtriton, out of reach without Python), so a change here recompiles at
-// worst.
-std::map<std::string, std::string> compile_environment() {
+// What decides which file `import package.module` finds, besides the files along its search
+// path: PYTHONPATH, and the variables that choose the Python environment. The latter are
+// compared only where set: a process with no Python environment (a deployed program) cannot
+// import anything, and the file recorded stays what it gets.
+constexpr std::string_view kSearchPathVariable = "PYTHONPATH";
+constexpr std::string_view kEnvironmentChoosers[] = {"PYTHONHOME", "TRITONRT_PYTHON", "VIRTUAL_ENV", "CONDA_PREFIX"};
+
+// PYTHONPATH with each folder made absolute, as Python's site module makes sys.path's.
+std::string absolute_search_path(std::string_view list) {
+  std::string out;
+  while (true) {
+    const auto colon = list.find(':');
+    const std::string entry(list.substr(0, colon));
+    if (!entry.empty()) {
+      std::error_code ec;
+      const auto absolute = std::filesystem::absolute(entry, ec);
+      out += (out.empty() ? "" : ":") + (ec ? entry : absolute.lexically_normal().string());
+    }
+    if (colon == std::string_view::npos) return out;
+    list.remove_prefix(colon + 1);
+  }
+}
+
+// The environment a kernel's record depends on: every TRITON_, MLIR_ and LLVM_ variable but
+// those above (a superset of what Triton's cache key covers: its list of cache-invalidating
+// variables lives in libtriton, out of reach without Python, so a change here recompiles at
+// worst); for a kernel named by module also what decides where its import looks.
+std::map<std::string, std::string> recorded_environment(std::string_view source) {
   std::map<std::string, std::string> out;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     const std::string_view entry(*e);
@@ -47,12 +76,40 @@ std::map<std::string, std::string> compile_environment() {
       out.emplace(name, entry.substr(eq + 1));
     }
   }
+  if (!source.ends_with(".py")) {
+    if (const char* value = std::getenv(kSearchPathVariable.data())) {
+      out.emplace(kSearchPathVariable, absolute_search_path(value));
+    }
+    for (const auto variable : kEnvironmentChoosers) {
+      if (const char* value = std::getenv(variable.data()); value && *value) out.emplace(variable, value);
+    }
+  }
   return out;
 }
 
+// Which variable of the environment a record was made in differs now ("" when none): every
+// variable recorded or set must be as it was, but a chooser of the Python environment only
+// where it is set now.
+std::string changed_variable(const std::map<std::string, std::string>& then,
+                             const std::map<std::string, std::string>& now) {
+  const auto chooser = [](const std::string& variable) {
+    return std::find(std::begin(kEnvironmentChoosers), std::end(kEnvironmentChoosers), variable) !=
+           std::end(kEnvironmentChoosers);
+  };
+  for (const auto& [variable, value] : now) {
+    if (!then.contains(variable) || then.at(variable) != value) return variable + " changed";
+  }
+  for (const auto& [variable, value] : then) {
+    if (!now.contains(variable) && !chooser(variable)) return variable + " was unset";
+  }
+  return "";
+}
+
+}  // namespace
+
 // A record: "tritonrt-index <format> <kind> <json bytes> <binary bytes> <sha256 of both>\n",
 // then the JSON, then the binary.
-std::string record(std::string_view kind, const std::string& json, std::string_view binary) {
+std::string compose_index_record(std::string_view kind, std::string_view json, std::string_view binary) {
   const std::string digest = Sha256().update(json).update(binary).hex();
   std::string out = std::string(kMagic) + " " + std::to_string(kFormat) + " " + std::string(kind) + " " +
                     std::to_string(json.size()) + " " + std::to_string(binary.size()) + " " + digest + "\n";
@@ -61,38 +118,11 @@ std::string record(std::string_view kind, const std::string& json, std::string_v
   return out;
 }
 
-struct Record {
-  nlohmann::json json;
-  std::string binary;
-};
+namespace {
 
-// The record of `kind` in `bytes`, or why it is not one.
-std::variant<Record, std::string> parse_record(std::string_view kind, const std::string& bytes) {
-  const auto newline = bytes.find('\n');
-  if (newline == std::string::npos || newline > 256) return std::string("it has no header line");
-  std::istringstream header(bytes.substr(0, newline));
-  std::string magic, found_kind, digest;
-  int format = 0;
-  std::size_t json_size = 0, binary_size = 0;
-  if (!(header >> magic >> format >> found_kind >> json_size >> binary_size >> digest) || magic != kMagic) {
-    return std::string("its header is not a tritonrt index header");
-  }
-  if (format != kFormat) return "it is in format " + std::to_string(format) + ", this tritonrt reads format 1";
-  if (found_kind != kind) return "it holds a " + found_kind + ", not a " + std::string(kind);
-  const std::string_view body = std::string_view(bytes).substr(newline + 1);
-  if (json_size > body.size() || binary_size != body.size() - json_size) {
-    return "its size does not match its header (cut short or appended to)";
-  }
-  if (Sha256().update(body).hex() != digest) return std::string("its checksum does not match (damaged)");
-  Record out;
-  try {
-    out.json = nlohmann::json::parse(body.substr(0, json_size));
-  } catch (const nlohmann::json::exception&) {
-    return std::string("its JSON does not parse");
-  }
-  if (!out.json.is_object()) return std::string("its JSON is not an object");
-  out.binary = body.substr(json_size);
-  return out;
+// Reads the fields of one record, each failure an ArtifactError naming the field.
+JsonReader<ArtifactError> reader(std::string_view kind) {
+  return JsonReader<ArtifactError>({}, "the index's " + std::string(kind) + " record");
 }
 
 // Moves the invalid file at `path` out of the way and reports `problem`.
@@ -104,7 +134,7 @@ void set_aside_invalid(const std::filesystem::path& path, std::string_view site,
 // Writes an index file; a failure costs a later recompile, so it is reported, not thrown.
 void write_atomically(const std::filesystem::path& path, const std::string& bytes) {
   static std::atomic<bool> warned{false};
-  if (const std::string why = write_whole_file(path, bytes); !why.empty()) {
+  if (const std::string why = write_whole_file(path, bytes, NewFolders::private_to_user); !why.empty()) {
     // Once per process: an unwritable index fails every write the same way.
     const LogLevel level = warned.exchange(true) ? LogLevel::debug : LogLevel::warning;
     log(level, "could not write the index file {} ({}); going on without it{}", path.string(), why,
@@ -112,36 +142,144 @@ void write_atomically(const std::filesystem::path& path, const std::string& byte
   }
 }
 
+// What the file at `path` holds, or nothing (when it is absent) or why it is not a record
+// of `kind`. The header is read and checked first, the rest only as far as it says and
+// within the limits, the binary only when `with_binary`.
+std::variant<std::monostate, IndexRecord, std::string> read_record_file(const std::filesystem::path& path,
+                                                                        std::string_view kind, bool with_binary) {
+  const InputFile file(path);
+  if (file.error() == "does not exist") return std::monostate{};
+  if (!file.error().empty()) return "it " + file.error();
+  const auto head = file.read(0, static_cast<std::size_t>(std::min<std::uint64_t>(file.size(), kMaxHeader)));
+  if (!head) return std::string("it cannot be read");
+  std::string why;
+  const auto header = parse_index_header(*head, kind, why);
+  if (!header) return why;
+  if (file.size() != header->header_bytes + header->json_bytes + header->binary_bytes) {
+    return std::string("its size does not match its header (cut short or appended to)");
+  }
+  const auto json = file.read(header->header_bytes, header->json_bytes);
+  const auto binary = with_binary ? file.read(header->header_bytes + header->json_bytes, header->binary_bytes)
+                                  : std::optional<std::string>("");
+  if (!json || !binary) return std::string("it could not be read whole (changed while it was read?)");
+  if (with_binary && Sha256().update(*json).update(*binary).hex() != header->sha256) {
+    return std::string("its checksum does not match (damaged)");
+  }
+  if (!with_binary && header->binary_bytes == 0 && sha256_hex(*json) != header->sha256) {
+    return std::string("its checksum does not match (damaged)");
+  }
+  IndexRecord out;
+  try {
+    out.json = reader(kind).parse(*json);
+    if (!out.json.is_object()) reader(kind).fail("is not a JSON object");
+  } catch (const Error& e) {
+    return without_prefix(e.what());
+  }
+  out.binary = std::move(*binary);
+  return out;
+}
+
 // The record of `kind` at `path`; nullopt when there is none, or when it is damaged (then
 // it is set aside and the reason logged, and `why` says so).
-std::optional<Record> load(const std::filesystem::path& path, std::string_view kind, std::string_view site,
-                           std::string& why) {
-  const auto bytes = read_file(path);
-  if (!bytes) {
+std::optional<IndexRecord> load(const std::filesystem::path& path, std::string_view kind, std::string_view site,
+                                std::string& why, bool with_binary = true) {
+  auto found = read_record_file(path, kind, with_binary);
+  if (auto* r = std::get_if<IndexRecord>(&found)) return std::move(*r);
+  if (std::holds_alternative<std::monostate>(found)) {
     why = "it is not in the index";
     return std::nullopt;
   }
-  auto parsed = parse_record(kind, *bytes);
-  if (auto* r = std::get_if<Record>(&parsed)) return std::move(*r);
-  why = "its index file " + path.string() + " is invalid: " + std::get<std::string>(parsed);
+  why = "its index file " + path.string() + " is invalid: " + std::get<std::string>(found);
   set_aside_invalid(path, site, why);
   return std::nullopt;
 }
 
+// The user's home folder as Python's os.path.expanduser finds it (HOME, else the password
+// database), or "" when there is none.
+std::string home_folder() {
+  if (const char* home = std::getenv("HOME"); home && *home) return home;
+  if (const passwd* entry = ::getpwuid(::getuid()); entry && entry->pw_dir && *entry->pw_dir) return entry->pw_dir;
+  return "";
+}
+
+// Triton's own rule for its cache folder (TRITON_CACHE_DIR, else <TRITON_HOME or home>/.triton/cache),
+// with tritonrt/ inside; TRITONRT_CACHE_DIR overrides it. "" when there is no home folder.
 std::filesystem::path default_dir() {
   if (const char* dir = std::getenv("TRITONRT_CACHE_DIR"); dir && *dir) return dir;
   if (const char* dir = std::getenv("TRITON_CACHE_DIR"); dir && *dir) return std::filesystem::path(dir) / "tritonrt";
-  const char* home = std::getenv("TRITON_HOME");
-  if (home == nullptr || *home == '\0') home = std::getenv("HOME");
-  return std::filesystem::path(home && *home ? home : "/tmp") / ".triton" / "cache" / "tritonrt";
+  const char* triton_home = std::getenv("TRITON_HOME");
+  const std::string home = triton_home && *triton_home ? std::string(triton_home) : home_folder();
+  if (home.empty()) return {};
+  return std::filesystem::path(home) / ".triton" / "cache" / "tritonrt";
 }
 
 }  // namespace
 
+std::optional<IndexHeader> parse_index_header(std::string_view bytes, std::string_view kind, std::string& why) {
+  const auto newline = bytes.substr(0, kMaxHeader).find('\n');
+  if (!bytes.starts_with(kMagic) || newline == std::string_view::npos) {
+    why = "its header is not a tritonrt index header";
+    return std::nullopt;
+  }
+  std::istringstream line{std::string(bytes.substr(0, newline))};
+  std::string magic, found_kind, digest, rest;
+  int format = 0;
+  IndexHeader header;
+  if (!(line >> magic >> format >> found_kind >> header.json_bytes >> header.binary_bytes >> digest) ||
+      magic != kMagic || (line >> rest) || digest.size() != 64) {
+    why = "its header is not a tritonrt index header";
+    return std::nullopt;
+  }
+  if (format != kFormat) {
+    why = "it is in format " + std::to_string(format) + ", this tritonrt reads format " + std::to_string(kFormat);
+    return std::nullopt;
+  }
+  if (found_kind != kind) {
+    why = "it holds a " + printable(found_kind) + ", not a " + std::string(kind);
+    return std::nullopt;
+  }
+  if (header.json_bytes > kMaxTextBytes || header.binary_bytes > kMaxBinaryBytes) {
+    why = "its header claims more than tritonrt reads (" + std::to_string(header.json_bytes) + " + " +
+          std::to_string(header.binary_bytes) + " bytes)";
+    return std::nullopt;
+  }
+  header.header_bytes = newline + 1;
+  header.sha256 = std::move(digest);
+  return header;
+}
+
+std::variant<IndexRecord, std::string> parse_index_record(std::string_view kind, std::string_view bytes) {
+  std::string why;
+  const auto header = parse_index_header(bytes, kind, why);
+  if (!header) return why;
+  const std::string_view body = bytes.substr(header->header_bytes);
+  if (body.size() != header->json_bytes + header->binary_bytes) {
+    return std::string("its size does not match its header (cut short or appended to)");
+  }
+  if (Sha256().update(body).hex() != header->sha256) return std::string("its checksum does not match (damaged)");
+  IndexRecord out;
+  try {
+    out.json = reader(kind).parse(body.substr(0, header->json_bytes));
+    if (!out.json.is_object()) reader(kind).fail("is not a JSON object");
+  } catch (const Error& e) {
+    return without_prefix(e.what());
+  }
+  out.binary = body.substr(header->json_bytes);
+  return out;
+}
+
 KernelIndex* KernelIndex::get() {
-  static KernelIndex* const index = [] {
+  static KernelIndex* const index = []() -> KernelIndex* {
     const char* off = std::getenv("TRITONRT_INDEX");
-    return off && std::string_view(off) == "off" ? nullptr : new KernelIndex(default_dir());
+    if (off && std::string_view(off) == "off") return nullptr;
+    const auto dir = default_dir();
+    if (dir.empty()) {
+      log(LogLevel::warning,
+          "tritonrt's index is off: there is no home folder to keep it in (set HOME, TRITON_CACHE_DIR or "
+          "TRITONRT_CACHE_DIR)");
+      return nullptr;
+    }
+    return new KernelIndex(dir);
   }();
   return index;
 }
@@ -161,68 +299,92 @@ std::optional<IndexedKernel> KernelIndex::find_kernel(std::string_view source, s
   auto record = load(kernel_dir(source, name) / "kernel", "kernel", name, why);
   if (!record) return std::nullopt;
   const auto& j = record->json;
+  const auto read = reader("kernel");
   try {
-    if (j.at("source").get<std::string>() != source || j.at("name").get<std::string>() != name) {
+    if (read.field<std::string>(j, "source") != source || read.field<std::string>(j, "name") != name) {
       why = "its index entry is another kernel's";  // a 128-bit prefix collision
       return std::nullopt;
     }
-    for (const auto& file : j.at("files")) {
-      const auto path = file.at("path").get<std::string>();
-      const auto bytes = read_file(path);
+    IndexedKernel kernel{read.field<std::string>(j, "description"),
+                         read.field<std::string>(j, "rules"),
+                         read.field<std::string>(j, "fingerprint"),
+                         {}};
+    const auto files = read.field<nlohmann::json>(j, "files");
+    if (!files.is_array() || files.empty()) read.fail("field 'files' should be a non-empty list");
+    for (const auto& file : files) {
+      kernel.files.emplace_back(read.field<std::string>(file, "path"), read.field<std::string>(file, "sha256"));
+    }
+    // A kernel named by its file was compiled from that file, never from another copy.
+    if (source.ends_with(".py") && kernel.files.front().first != source) {
+      why =
+          "its index entry was made from '" + kernel.files.front().first + "', not from '" + std::string(source) + "'";
+      return std::nullopt;
+    }
+    for (const auto& [path, sha256] : kernel.files) {
+      std::string unreadable;
+      const auto bytes = read_file(path, kMaxTextBytes, unreadable);
       if (!bytes) {
-        why = "'" + path + "', which it was compiled from, is gone";
+        why = "'" + path + "', which it was compiled from, " + unreadable;
         return std::nullopt;
       }
-      if (sha256_hex(*bytes) != file.at("sha256").get<std::string>()) {
+      if (sha256_hex(*bytes) != sha256) {
         why = "'" + path + "' changed since it was compiled";
         return std::nullopt;
       }
     }
-    const auto now = compile_environment();
-    const auto then = j.at("environment").get<std::map<std::string, std::string>>();
-    if (now != then) {
-      for (const auto& [variable, value] : now) {
-        if (!then.contains(variable) || then.at(variable) != value)
-          why = "the environment variable " + variable + " changed";
-      }
-      for (const auto& [variable, value] : then) {
-        if (!now.contains(variable)) why = "the environment variable " + variable + " was unset";
-      }
+    const auto now = recorded_environment(source);
+    std::map<std::string, std::string> then;
+    const auto environment = read.field<nlohmann::json>(j, "environment");
+    if (!environment.is_object()) read.fail("field 'environment' should be an object");
+    for (const auto& [variable, value] : environment.items()) {
+      then.emplace(variable, read.as<std::string>(value, "environment"));
+    }
+    if (const std::string changed = changed_variable(then, now); !changed.empty()) {
+      why = "the environment variable " + changed;
       return std::nullopt;
     }
-    IndexedKernel kernel{j.at("description").get<std::string>(),
-                         j.at("rules").get<std::string>(),
-                         j.at("fingerprint").get<std::string>(),
-                         {}};
-    for (const auto& file : j.at("files")) {
-      kernel.files.emplace_back(file.at("path").get<std::string>(), file.at("sha256").get<std::string>());
-    }
     return kernel;
-  } catch (const nlohmann::json::exception&) {
-    why = "its index entry lacks a field this tritonrt reads";
+  } catch (const Error& e) {
+    why = "its index entry does not read: " + without_prefix(e.what());
     return std::nullopt;
   }
 }
 
 std::string KernelIndex::put_kernel(std::string_view source, std::string_view name, const IndexedKernel& kernel,
                                     const std::vector<std::string>& files) const {
+  // A kernel named by its file is recorded only with that file first, as find_kernel checks.
+  if (files.empty() || (source.ends_with(".py") && files.front() != source)) return "";
   nlohmann::json j = {{"source", source},
                       {"name", name},
                       {"description", kernel.description},
                       {"rules", kernel.rules},
-                      {"environment", compile_environment()}};
+                      {"environment", recorded_environment(source)}};
   j["files"] = nlohmann::json::array();
   for (const auto& path : files) {
-    const auto bytes = read_file(path);
+    std::string why;
+    const auto bytes = read_file(path, kMaxTextBytes, why);
     if (!bytes) return "";  // a file that cannot be read back cannot be checked: leave it unindexed
     j["files"].push_back({{"path", path}, {"sha256", sha256_hex(*bytes)}});
   }
   j["fingerprint"] = sha256_hex(dump_json(j));
   const std::string fingerprint = j["fingerprint"].get<std::string>();
-  write_atomically(kernel_dir(source, name) / "kernel", record("kernel", dump_json(j), ""));
+  write_atomically(kernel_dir(source, name) / "kernel", compose_index_record("kernel", dump_json(j), ""));
   remove_stale(kernel_dir(source, name), fingerprint);
   return fingerprint;
 }
+
+namespace {
+
+// The key a keyed record (artifact, choice, heuristic) holds, or "" when it does not read.
+std::string record_key(const IndexRecord& record, std::string_view kind) {
+  try {
+    return reader(kind).field<std::string>(record.json, "key");
+  } catch (const Error&) {
+    return "";
+  }
+}
+
+}  // namespace
 
 void KernelIndex::remove_stale(const std::filesystem::path& kernel_dir, const std::string& fingerprint) const {
   using namespace std::chrono_literals;
@@ -243,16 +405,40 @@ void KernelIndex::remove_stale(const std::filesystem::path& kernel_dir, const st
       stale = age > 24h;  // set aside for a day, for whoever wants to look at it
     } else if (const auto extension = path.extension().string();
                extension == ".artifact" || extension == ".choice" || extension == ".heuristic") {
-      // Records of earlier sources: no process finds them any more.
-      const auto bytes = read_file(path);
-      const auto parsed = bytes ? parse_record(extension.substr(1), *bytes) : std::variant<Record, std::string>("");
-      const auto* found = std::get_if<Record>(&parsed);
-      stale = found != nullptr && found->json.contains("key") && found->json["key"].is_string() &&
-              !found->json["key"].get<std::string>().starts_with(fingerprint + "|");
+      // Records of earlier sources: no process finds them any more. Their binaries are not read.
+      const auto found = read_record_file(path, extension.substr(1), false);
+      const auto* r = std::get_if<IndexRecord>(&found);
+      const std::string key = r != nullptr ? record_key(*r, extension.substr(1)) : "";
+      stale = !key.empty() && !key.starts_with(fingerprint + "|");
     }
     if (stale) std::filesystem::remove(path, local);
   }
 }
+
+namespace {
+
+// The artifact a record holds, checked for `target`; nullopt with `problem` set when invalid.
+std::optional<Artifact> artifact_from(IndexRecord& record, const std::filesystem::path& path, const Target& target,
+                                      std::string& problem) {
+  const auto read = reader("artifact");
+  Artifact artifact;
+  try {
+    artifact.binary_kind = read.field<std::string>(record.json, "binary_kind");
+    artifact.metadata = KernelMetadata::parse(read.field<std::string>(record.json, "metadata"));
+  } catch (const Error& e) {
+    problem = without_prefix(e.what());
+    return std::nullopt;
+  }
+  artifact.binary = std::move(record.binary);
+  artifact.cache_dir = path.parent_path().string();
+  if (auto why = artifact_problem(artifact, target)) {
+    problem = std::move(*why);
+    return std::nullopt;
+  }
+  return artifact;
+}
+
+}  // namespace
 
 std::optional<Artifact> KernelIndex::find_artifact(std::string_view source, std::string_view name,
                                                    const std::string& key, const Target& target) const {
@@ -260,65 +446,73 @@ std::optional<Artifact> KernelIndex::find_artifact(std::string_view source, std:
   std::string why;
   auto record = load(path, "artifact", name, why);
   if (!record) return std::nullopt;
-  Artifact artifact;
-  std::optional<std::string> problem;
-  try {
-    if (record->json.at("key").get<std::string>() != key) return std::nullopt;  // a prefix collision
-    artifact.binary_kind = record->json.at("binary_kind").get<std::string>();
-    artifact.metadata = KernelMetadata::parse(record->json.at("metadata").get<std::string>());
-    artifact.binary = std::move(record->binary);
-    artifact.cache_dir = path.parent_path().string();
-    problem = artifact_problem(artifact, target);
-  } catch (const nlohmann::json::exception&) {
-    problem = "it lacks a field this tritonrt reads";
-  } catch (const Error& e) {
-    problem = e.what();
-  }
-  if (!problem) return artifact;
-  set_aside_invalid(path, name, "its index file " + path.string() + " is invalid (" + *problem + ")");
+  if (record_key(*record, "artifact") != key) return std::nullopt;  // a prefix collision
+  std::string problem;
+  if (auto artifact = artifact_from(*record, path, target, problem)) return artifact;
+  set_aside_invalid(path, name, "its index file " + path.string() + " is invalid (" + problem + ")");
   return std::nullopt;
 }
 
 void KernelIndex::put_artifact(std::string_view source, std::string_view name, const std::string& key,
                                const Artifact& artifact) const {
   const nlohmann::json j = {{"key", key}, {"binary_kind", artifact.binary_kind}, {"metadata", artifact.metadata.json}};
-  write_atomically(keyed_file(source, name, key, ".artifact"), record("artifact", dump_json(j), artifact.binary));
+  write_atomically(keyed_file(source, name, key, ".artifact"),
+                   compose_index_record("artifact", dump_json(j), artifact.binary));
 }
+
+namespace {
+
+// The config and its text a choice record holds.
+std::optional<std::pair<std::size_t, std::string>> choice_from(const IndexRecord& record) {
+  const auto read = reader("choice");
+  try {
+    return std::make_pair(read.field<std::size_t>(record.json, "config"), read.field<std::string>(record.json, "text"));
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
 
 std::optional<std::pair<std::size_t, std::string>> KernelIndex::find_choice(std::string_view source,
                                                                             std::string_view name,
                                                                             const std::string& key) const {
-  const auto path = keyed_file(source, name, key, ".choice");
   std::string why;
-  const auto record = load(path, "choice", name, why);
-  if (!record) return std::nullopt;
-  try {
-    if (record->json.at("key").get<std::string>() != key) return std::nullopt;  // a prefix collision
-    return std::make_pair(record->json.at("config").get<std::size_t>(), record->json.at("text").get<std::string>());
-  } catch (const nlohmann::json::exception&) {
-    return std::nullopt;
-  }
+  const auto record = load(keyed_file(source, name, key, ".choice"), "choice", name, why);
+  if (!record || record_key(*record, "choice") != key) return std::nullopt;  // none, or a prefix collision
+  return choice_from(*record);
 }
 
 void KernelIndex::put_choice(std::string_view source, std::string_view name, const std::string& key, std::size_t config,
                              const std::string& config_text) const {
   const nlohmann::json j = {{"key", key}, {"config", config}, {"text", config_text}};
-  write_atomically(keyed_file(source, name, key, ".choice"), record("choice", dump_json(j), ""));
+  write_atomically(keyed_file(source, name, key, ".choice"), compose_index_record("choice", dump_json(j), ""));
 }
+
+namespace {
+
+// The values a heuristic record holds (empty when they do not read).
+std::vector<std::string> heuristic_values_from(const IndexRecord& record) {
+  const auto read = reader("heuristic");
+  std::vector<std::string> out;
+  try {
+    const auto entries = read.field<nlohmann::json>(record.json, "entries");
+    if (!entries.is_array()) read.fail("field 'entries' should be a list");
+    for (const auto& entry : entries) out.push_back(read.as<std::string>(entry, "entries"));
+  } catch (const Error&) {
+    out.clear();
+  }
+  return out;
+}
+
+}  // namespace
 
 std::vector<std::string> KernelIndex::find_heuristic(std::string_view source, std::string_view name,
                                                      const std::string& key) const {
   std::string why;
   const auto record = load(keyed_file(source, name, key, ".heuristic"), "heuristic", name, why);
-  std::vector<std::string> out;
-  if (!record) return out;
-  try {
-    if (record->json.at("key").get<std::string>() != key) return out;  // a prefix collision
-    for (const auto& entry : record->json.at("entries")) out.push_back(entry.get<std::string>());
-  } catch (const nlohmann::json::exception&) {
-    out.clear();
-  }
-  return out;
+  if (!record || record_key(*record, "heuristic") != key) return {};  // none, or a prefix collision
+  return heuristic_values_from(*record);
 }
 
 void KernelIndex::put_heuristic(std::string_view source, std::string_view name, const std::string& key,
@@ -331,7 +525,7 @@ void KernelIndex::put_heuristic(std::string_view source, std::string_view name, 
   }
   entries.push_back(entry);
   const nlohmann::json j = {{"key", key}, {"entries", entries}};
-  write_atomically(keyed_file(source, name, key, ".heuristic"), record("heuristic", dump_json(j), ""));
+  write_atomically(keyed_file(source, name, key, ".heuristic"), compose_index_record("heuristic", dump_json(j), ""));
 }
 
 std::vector<IndexListing> KernelIndex::list(std::vector<std::string>& skipped) const {
@@ -353,10 +547,10 @@ std::vector<IndexListing> KernelIndex::list(std::vector<std::string>& skipped) c
     }
     IndexListing listing;
     try {
-      listing.source = record->json.at("source").get<std::string>();
-      listing.name = record->json.at("name").get<std::string>();
-    } catch (const nlohmann::json::exception&) {
-      skipped.push_back(kernel_dir.string() + ": its kernel record lacks a field this tritonrt reads");
+      listing.source = reader("kernel").field<std::string>(record->json, "source");
+      listing.name = reader("kernel").field<std::string>(record->json, "name");
+    } catch (const Error& e) {
+      skipped.push_back(kernel_dir.string() + ": " + without_prefix(e.what()));
       continue;
     }
     auto kernel = find_kernel(listing.source, listing.name, why);
@@ -375,29 +569,27 @@ std::vector<IndexListing> KernelIndex::list(std::vector<std::string>& skipped) c
     for (const auto& path : files) {
       const auto extension = path.extension().string();
       if (extension != ".artifact" && extension != ".choice" && extension != ".heuristic") continue;
-      const auto found = load(path, extension.substr(1), listing.name, why);
+      auto found = load(path, extension.substr(1), listing.name, why);
       if (!found) continue;
-      try {
-        const auto key = found->json.at("key").get<std::string>();
-        if (!key.starts_with(prefix)) continue;  // compiled from earlier sources
-        if (extension == ".heuristic") {
-          listing.heuristics.emplace_back(key.substr(prefix.size()),
-                                          found->json.at("entries").get<std::vector<std::string>>());
-          continue;
+      const std::string key = record_key(*found, extension.substr(1));
+      if (!key.starts_with(prefix)) continue;  // compiled from earlier sources, or unreadable
+      const std::string rest = key.substr(prefix.size());
+      if (extension == ".heuristic") {
+        listing.heuristics.emplace_back(rest, heuristic_values_from(*found));
+      } else if (extension == ".choice") {
+        if (auto choice = choice_from(*found)) listing.choices.push_back({rest, choice->first, choice->second});
+      } else {
+        try {
+          std::string problem;
+          const Target target = Target::parse(rest.substr(0, rest.find('|')));
+          if (auto artifact = artifact_from(*found, path, target, problem)) {
+            listing.artifacts.emplace_back(rest, std::move(*artifact));
+          } else {
+            set_aside_invalid(path, listing.name, "its index file " + path.string() + " is invalid (" + problem + ")");
+          }
+        } catch (const Error&) {
+          continue;  // a key whose target this tritonrt does not read
         }
-        if (extension == ".choice") {
-          listing.choices.push_back({key.substr(prefix.size()), found->json.at("config").get<std::size_t>(),
-                                     found->json.at("text").get<std::string>()});
-          continue;
-        }
-        const Target target = Target::parse(key.substr(prefix.size(), key.find('|', prefix.size()) - prefix.size()));
-        if (auto artifact = find_artifact(listing.source, listing.name, key, target)) {
-          listing.artifacts.emplace_back(key.substr(prefix.size()), std::move(*artifact));
-        }
-      } catch (const nlohmann::json::exception&) {
-        continue;  // a record of an older layout: not listed
-      } catch (const Error&) {
-        continue;  // a key whose target this tritonrt does not read
       }
     }
     out.push_back(std::move(listing));

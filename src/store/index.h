@@ -4,19 +4,26 @@
 // for each specialization + options + target the artifact (metadata and binary), each
 // autotuner's choice per tuning key, and each heuristic's values per input it read.
 //
-// Layout: <dir>/v1/<kernel id>/kernel, and beside it <key hash>.artifact, <key hash>.choice
+// Layout: <dir>/v2/<kernel id>/kernel, and beside it <key hash>.artifact, <key hash>.choice
 // and <key hash>.heuristic, each
 // file a header line (format, kind, sizes, SHA-256 of the rest) then JSON (then the binary).
 // Files are written to a temporary name and renamed, so readers in other processes see a
 // whole file or none; a file that fails its checks is set aside (renamed `.invalid-*`) and
-// reported, never used. Nothing here needs Python.
+// reported, never used. Files are read header first, never past what it says; folders are
+// created private to the user. Nothing here needs Python.
+//
+// An index is code: whoever can write into it chooses the binaries a program launches. Keep
+// it (and bundles) only where no one else can write.
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "tritonrt/artifact.h"
@@ -49,24 +56,52 @@ struct IndexListing {
   std::vector<std::pair<std::string, std::vector<std::string>>> heuristics;
 };
 
+/// A record file's header line, read before anything else of the file.
+struct IndexHeader {
+  std::size_t header_bytes = 0;  ///< the line with its newline
+  std::size_t json_bytes = 0, binary_bytes = 0;
+  std::string sha256;  ///< of the JSON and binary together
+};
+
+/// The header at the start of `bytes` for a record of `kind`, or nullopt with `why`: not a
+/// header, another format or kind, or sizes past what tritonrt reads (kMaxTextBytes of JSON,
+/// kMaxBinaryBytes of binary).
+std::optional<IndexHeader> parse_index_header(std::string_view bytes, std::string_view kind, std::string& why);
+
+/// The record file of `kind` holding `json` and `binary`, as the index writes it.
+std::string compose_index_record(std::string_view kind, std::string_view json, std::string_view binary);
+
+/// A record read and checked: its JSON object and its binary (artifacts only).
+struct IndexRecord {
+  nlohmann::json json;
+  std::string binary;
+};
+
+/// The record of `kind` that `bytes` hold, or why they are not one (header, size, checksum,
+/// JSON). What the index reads from files, in memory (tests/fuzz reads it so).
+std::variant<IndexRecord, std::string> parse_index_record(std::string_view kind, std::string_view bytes);
+
 class KernelIndex {
  public:
   explicit KernelIndex(std::filesystem::path dir) : dir_(std::move(dir)) {}
 
-  /// The process's index: TRITONRT_CACHE_DIR, or `tritonrt/` in Triton's cache folder
-  /// (TRITON_CACHE_DIR, else $TRITON_HOME or $HOME, then `.triton/cache`). nullptr when
-  /// TRITONRT_INDEX=off.
+  /// The process's index: TRITONRT_CACHE_DIR, or `tritonrt/` in Triton's cache folder as
+  /// Triton finds it (TRITON_CACHE_DIR, else `.triton/cache` in $TRITON_HOME or the user's
+  /// home folder). nullptr when TRITONRT_INDEX=off, or when there is no home folder (warned).
   static KernelIndex* get();
 
   const std::filesystem::path& dir() const { return dir_; }
 
-  /// The kernel's record when it is there, whole and fresh: every file it was described
-  /// from unchanged, and the TRITON_/MLIR_/LLVM_ environment as it was. Otherwise nullopt,
-  /// with `why` saying what was missing, damaged (and set aside) or changed.
+  /// The kernel's record when it is there, whole and fresh: made from the file `source`
+  /// names (when it names one), every file it was described from unchanged, and the
+  /// TRITON_/MLIR_/LLVM_ environment as it was (for a kernel named by module, also PYTHONPATH
+  /// and the variables that choose the Python). Otherwise nullopt, with `why` saying what
+  /// was missing, damaged (and set aside) or changed.
   std::optional<IndexedKernel> find_kernel(std::string_view source, std::string_view name, std::string& why) const;
 
-  /// Records a kernel loaded through Python; `files` are the paths its cache key depends on.
-  /// Returns the record's fingerprint, or "" when it could not be recorded.
+  /// Records a kernel loaded through Python; `files` are the paths its cache key depends on,
+  /// the kernel's own file first (for a kernel named by path, `source` itself). Returns the
+  /// record's fingerprint, or "" when it could not be recorded.
   std::string put_kernel(std::string_view source, std::string_view name, const IndexedKernel& kernel,
                          const std::vector<std::string>& files) const;
 
@@ -103,12 +138,13 @@ class KernelIndex {
   /// sources. Kernels left out (stale, damaged) are reported in `skipped`, one line each.
   std::vector<IndexListing> list(std::vector<std::string>& skipped) const;
 
- private:
+  /// The folder of the kernel's records (its record is `kernel` there).
   std::filesystem::path kernel_dir(std::string_view source, std::string_view name) const;
-  /// The kernel's file for `key` (an artifact or a choice), named by the key's hash.
+  /// The kernel's file for `key` with `extension` (.artifact, .choice, .heuristic), named by the key's hash.
   std::filesystem::path keyed_file(std::string_view source, std::string_view name, const std::string& key,
                                    std::string_view extension) const;
 
+ private:
   /// Removes from `kernel_dir` the records of sources other than `fingerprint`'s, temporary
   /// files of writers that died, and files set aside more than a day ago.
   void remove_stale(const std::filesystem::path& kernel_dir, const std::string& fingerprint) const;

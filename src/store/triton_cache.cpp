@@ -1,5 +1,8 @@
 #include "store/triton_cache.h"
 
+#include "common/errors.h"
+#include "store/files.h"
+
 #include <unistd.h>
 
 #include <atomic>
@@ -87,3 +90,31 @@ std::string set_aside(const std::string& entry) {
 }
 
 }  // namespace tritonrt::detail
+
+namespace tritonrt {
+
+std::vector<std::filesystem::path> write_artifact(const Artifact& artifact, const std::filesystem::path& dir) {
+  std::error_code ec;
+  if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec)) {
+    detail::raise<ArtifactError>({}, "cannot write into {}: it is not a folder", dir.string());
+  }
+  const std::string stem = artifact.metadata.name;
+  const std::vector<std::pair<std::filesystem::path, const std::string*>> files = {
+      {dir / (stem + "." + artifact.binary_kind), &artifact.binary}, {dir / (stem + ".json"), &artifact.metadata.json}};
+  // Every path checked before anything is written: one refused path writes neither file.
+  for (const auto& [path, bytes] : files) {
+    if (const std::string problem = detail::output_problem(path); !problem.empty()) {
+      detail::raise<ArtifactError>({}, "cannot write {}: {}", path.string(), problem);
+    }
+  }
+  std::vector<std::filesystem::path> written;
+  for (const auto& [path, bytes] : files) {
+    if (const std::string why = detail::write_whole_file(path, *bytes); !why.empty()) {
+      detail::raise<ArtifactError>({}, why);
+    }
+    written.push_back(path);
+  }
+  return written;
+}
+
+}  // namespace tritonrt

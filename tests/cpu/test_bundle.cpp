@@ -112,7 +112,7 @@ TEST(Bundle, TritonrtBundleLoadsBundles) {
       "BundleChild.*", empty_index + "TRITONRT_BUNDLE='/nonexistent/first.trb:" + deploy_bundle().string() + "'");
   // A bundle on the list that cannot be read is an error, not skipped.
   EXPECT_NE(status, 0) << out;
-  EXPECT_NE(out.find("TRITONRT_BUNDLE: the bundle /nonexistent/first.trb cannot be opened"), std::string::npos) << out;
+  EXPECT_NE(out.find("TRITONRT_BUNDLE: the bundle /nonexistent/first.trb does not exist"), std::string::npos) << out;
   const auto [good, served] =
       run_child("BundleChild.*", empty_index + "TRITONRT_BUNDLE='" + deploy_bundle().string() + "'");
   EXPECT_EQ(good, 0) << served;
@@ -285,7 +285,7 @@ TEST(Bundle, TheCliListsBundlesAndSaysWhatIsWrong) {
       {"bundle create /tmp/never.trb --target cuda:90,", 2, "comma-separated list of targets"},
       {"bundle create /tmp/never.trb --frobnicate 1", 2, "--frobnicate"},
       {"bundle unpack x.trb", 2, "unknown command 'unpack' (create, list)"},
-      {"bundle list /nonexistent/x.trb", 1, "the bundle /nonexistent/x.trb cannot be opened"},
+      {"bundle list /nonexistent/x.trb", 1, "the bundle /nonexistent/x.trb does not exist"},
       {"bundle list " + deploy_bundle().string() + " --yaml", 2, "--yaml"},
   };
   for (const auto& c : cases) {
@@ -297,7 +297,7 @@ TEST(Bundle, TheCliListsBundlesAndSaysWhatIsWrong) {
 
   const fs::path calls = scratch->dir / "bad-calls.json";
   for (const auto& [content, says] : std::vector<std::pair<std::string, std::string>>{
-           {"[", "is not JSON"},
+           {"[", "is not valid JSON (it ends too early)"},
            {"{}", "must be a non-empty list of calls"},
            {R"([{"kernel": "k.py:k"}])", "call 1 needs"},
            {R"([{"kernel": "k.py:k", "signature": "1", "grid": 3}])", "call 1 has an unknown field 'grid'"},
