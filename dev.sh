@@ -43,7 +43,7 @@ APT_PACKAGES=(cmake g++ ninja-build nlohmann-json3-dev libgtest-dev libcli11-dev
 FUZZ_APT_PACKAGES=(clang-14 libclang-rt-14-dev llvm-14)
 FUZZ_CXX=clang++-14
 FUZZ_SYMBOLIZER=/usr/lib/llvm-14/bin/llvm-symbolizer
-FUZZ_HARNESSES=(metadata target signature bridge)  # tests/fuzz/fuzz_<name>.cpp, corpus/<name>/
+FUZZ_HARNESSES=(metadata target signature bridge bundle index calls)  # tests/fuzz/fuzz_<name>.cpp, corpus/<name>/
 FUZZ_SECONDS=${TRITONRT_FUZZ_SECONDS:-30}
 # Any undefined behaviour stops the program, as an ASan report does, so no test can pass over it.
 SANITIZE_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
