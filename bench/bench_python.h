@@ -14,7 +14,7 @@
 
 namespace tritonrt::bench {
 
-// Triton's side launches the module objects tritonrt imported (_tritonrt_bridge._import), so
+// Triton's side launches the module objects tritonrt imported (_tritonrt_bridge.import_source), so
 // tritonrt must import them through Python on every run: with the index on, a second run
 // would take its kernels from the index and import nothing. The hit path timed is the same.
 // Set before main(); TRITONRT_INDEX=on in the environment wins.

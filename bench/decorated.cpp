@@ -94,7 +94,7 @@ int run(const std::string& output) {
     const tritonrt::test::ReferenceGil gil;  // Python is not started when the index served every kernel
     try {
       py::dict side = triton_side();
-      py::object module = py::module_::import("_tritonrt_bridge").attr("_import")(kKernels);
+      py::object module = py::module_::import("_tritonrt_bridge").attr("import_source")(kKernels);
       const auto times =
           side["measure_decorated"](module, reinterpret_cast<std::uintptr_t>(stream), kN, stages, kReps, kPerRep)
               .cast<std::map<std::string, std::vector<double>>>();

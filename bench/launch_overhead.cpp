@@ -207,7 +207,7 @@ int run(const std::string& output) {
       info["triton_version"] = versions.at("triton");
       info["torch_version"] = versions.at("torch");
       // The module object tritonrt imported: both sides launch the same JITFunctions.
-      py::object module = py::module_::import("_tritonrt_bridge").attr("_import")(kKernels);
+      py::object module = py::module_::import("_tritonrt_bridge").attr("import_source")(kKernels);
       const auto handle = reinterpret_cast<std::uintptr_t>(stream);
       for (const auto& [name, count] : {std::pair{"args3", 3}, std::pair{"args8", 8}, std::pair{"args19", 19}}) {
         py::dict r = scope["measure"](module, name, handle, kReps, kPerRep);

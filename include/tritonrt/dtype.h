@@ -34,6 +34,8 @@ inline constexpr int kDTypeCount = 18;
 std::string_view to_string(DType type) noexcept;
 /// The `triton.language` attribute naming the type, e.g. "float8e4nv" (for constexpr dtypes).
 std::string_view language_name(DType type) noexcept;
+/// The `torch` attribute naming the type, e.g. "float8_e4m3fn"; "" where torch has none (fp8e4b15).
+std::string_view torch_name(DType type) noexcept;
 /// Parses Triton's spelling; std::nullopt when unknown.
 std::optional<DType> parse_dtype(std::string_view name) noexcept;
 /// True for the floating-point types with arithmetic (fp16, bf16, fp32, fp64); not fp8.

@@ -278,26 +278,9 @@ std::string string_repr(std::string_view s) {
 
 }  // namespace
 
-std::string_view dtype_text(DType type, ArgSource source) noexcept {
-  static constexpr std::string_view kTorch[kDTypeCount] = {"torch.bool",
-                                                           "torch.int8",
-                                                           "torch.int16",
-                                                           "torch.int32",
-                                                           "torch.int64",
-                                                           "torch.uint8",
-                                                           "torch.uint16",
-                                                           "torch.uint32",
-                                                           "torch.uint64",
-                                                           "torch.float16",
-                                                           "torch.bfloat16",
-                                                           "torch.float32",
-                                                           "torch.float64",
-                                                           "torch.float8_e4m3fn",
-                                                           "torch.float8_e5m2",
-                                                           "torch.float8_e4b15",
-                                                           "torch.float8_e4m3fnuz",
-                                                           "torch.float8_e5m2fnuz"};
-  return source == ArgSource::tensor ? kTorch[static_cast<int>(type)] : to_string(type);
+std::string dtype_text(DType type, ArgSource source) {
+  if (source == ArgSource::tensor && !torch_name(type).empty()) return "torch." + std::string(torch_name(type));
+  return std::string(to_string(type));
 }
 
 std::string python_repr(const Arg& a, const ParamInfo& param) {

@@ -1,5 +1,5 @@
 // Triton's call specialization, applied in C++: which Triton type and key each argument
-// gets. The rules themselves are read from the installed Triton (see compiler/bridge.py);
+// gets. The rules themselves are read from the installed Triton (see compiler/bridge/rules.py);
 // this is the vocabulary every layer shares (type codes, parameter rules, binding).
 #pragma once
 
@@ -195,7 +195,7 @@ template <bool Pack = false>
 
 /// str(x.dtype) in Python for a pointer argument from `source`: "torch.float16" for a tensor,
 /// the triton.language type's "fp16" for an address (Triton's tuning keys hold these).
-std::string_view dtype_text(DType type, ArgSource source) noexcept;
+std::string dtype_text(DType type, ArgSource source);
 
 /// repr() of a constexpr value as Python prints it.
 std::string python_repr(const Arg& value, const ParamInfo& param);

@@ -134,13 +134,34 @@ std::optional<std::string> moved_module(const LoadedKernel& kernel) {
 
 }  // namespace
 
-Compiler& Compiler::get() {
-  // The module lives as long as the process. A failed load throws and is retried next time.
+PythonSide& python_side(const ErrorSite& site, std::string_view needed) {
+  // Started once per process; a failed start throws and is tried again by the next caller.
   static std::mutex mutex;
-  static Compiler* compiler = nullptr;
+  static std::optional<PythonSide> side;
+  GilReleased unlocked;  // another thread may hold the GIL and wait here too
   std::lock_guard lock(mutex);
-  if (compiler == nullptr) compiler = load_compiler();
-  return *compiler;
+  if (side) return *side;
+  try {
+    PythonSide started;
+    {
+      Traced traced({}, "starting Python");
+      started.compiler = load_compiler();
+    }
+    {
+      Traced traced({}, "importing Triton");
+      const JsonReader<PythonError> read({}, "the bridge's account of importing Triton");
+      const auto imported = read.parse(started.compiler->import_triton());
+      traced.note(fmt::format("(Triton {}; {} modules loaded{})", read.field<std::string>(imported, "triton"),
+                              read.field<std::int64_t>(imported, "modules"),
+                              read.field<bool>(imported, "torch") ? ", torch among them" : ", torch not"));
+    }
+    started.rules_json = started.compiler->specialization_rules();
+    started.rules = std::make_shared<const SpecializationRules>(parse_specialization_rules(started.rules_json));
+    side = std::move(started);
+    return *side;
+  } catch (const PythonError& e) {
+    raise<PythonError>(site, "{}, and Python is unavailable ({})", needed, without_prefix(e.what()));
+  }
 }
 
 LoadedKernel load_kernel(std::string_view source, std::string_view name) {
@@ -186,26 +207,15 @@ LoadedKernel load_kernel(std::string_view source, std::string_view name) {
     why += "; tritonrt's index cannot serve it: " + index_why;
     log_about(LogLevel::debug, {name}, "not served by a bundle or the index ({}): loading it through Python", why);
   }
-  Compiler* compiler = nullptr;
-  try {
-    compiler = &Compiler::get();
-  } catch (const PythonError& e) {
-    raise<PythonError>({name}, "cannot be loaded from '" + std::string(source) + "' (" + why +
-                                   ") and Python is unavailable (" + without_prefix(e.what()) + ")");
-  }
-  // The installed Triton's rules, asked once per process.
-  static const std::string rules_json = [&] {
-    Traced traced({}, "starting Python and importing Triton");
-    return compiler->specialization_rules();
-  }();
-  static const auto rules = std::make_shared<const SpecializationRules>(parse_specialization_rules(rules_json));
+  const PythonSide& python = python_side({name}, fmt::format("cannot be loaded from '{}' ({})", source, why));
+  Compiler* compiler = python.compiler;
   std::string description;
   {
     Traced traced({name}, "importing '{}' through Python", source);
     description = compiler->describe_kernel(source, name);
   }
   LoadedKernel kernel = parse_kernel_description(description);
-  kernel.rules = rules;
+  kernel.rules = python.rules;
   kernel.source = source;
   kernel.name = name;
   if (index != nullptr) {
@@ -216,7 +226,7 @@ LoadedKernel load_kernel(std::string_view source, std::string_view name) {
       if (!files.is_array()) read.fail("is not a list");
       std::vector<std::string> paths;
       for (const auto& file : files) paths.push_back(read.as<std::string>(file, "files"));
-      kernel.index_fingerprint = index->put_kernel(source, name, {description, rules_json, "", {}}, paths);
+      kernel.index_fingerprint = index->put_kernel(source, name, {description, python.rules_json, "", {}}, paths);
     } catch (const Error& e) {
       log_about(LogLevel::info, {name}, "not indexed: {}", without_prefix(e.what()));
     }
@@ -251,12 +261,7 @@ Artifact compile(const LoadedKernel& kernel, const Target& target, const Compile
   if (kernel.bundle != nullptr && kernel.source.ends_with(".py") && !std::filesystem::exists(kernel.source, ec)) {
     raise<ArtifactError>(site, held + ", and its source '" + kernel.source + "' is not here to compile it from");
   }
-  Compiler* compiler = nullptr;
-  try {
-    compiler = &Compiler::get();
-  } catch (const PythonError& e) {
-    raise<PythonError>(site, held + ", and Python is unavailable to compile it (" + without_prefix(e.what()) + ")");
-  }
+  Compiler* compiler = python_side(site, held).compiler;
   if (kernel.bundle != nullptr) {
     // The call was specialized by the bundled Triton's rules: only the same Triton may
     // compile what those rules made of it.
@@ -353,7 +358,7 @@ namespace tritonrt {
 std::string triton_version() {
   // Asked once: the Triton a process imported stays.
   static const std::string version =
-      detail::parse_specialization_rules(detail::Compiler::get().specialization_rules()).triton_version;
+      detail::python_side({}, "the installed Triton's version is asked").rules->triton_version;
   return version;
 }
 

@@ -73,7 +73,7 @@ struct LoadedKernel {
   std::optional<std::vector<std::string>> search_path;
 };
 
-/// What a heuristic read of the call's arguments (bridge.py's facets).
+/// What a heuristic read of the call's arguments (the bridge's facets, bridge/arguments.py).
 enum class Facet : std::uint8_t { value, present, dtype, address, shape, strides, device };
 
 /// A heuristic's value for one call, and what it read to get it.
@@ -114,6 +114,9 @@ class Compiler {
   virtual ~Compiler() = default;
   /// Imports `source` once and describes kernel `name` (JSON); throws SourceError.
   virtual std::string describe_kernel(std::string_view source, std::string_view name) = 0;
+  /// Imports what compiling needs of Triton (JSON: its version, the modules loaded, whether
+  /// torch is among them).
+  virtual std::string import_triton() = 0;
   /// How the installed Triton specializes values (JSON).
   virtual std::string specialization_rules() = 0;
   /// The files the kernel's cache key depends on (JSON list of paths; bridge.dependencies).
@@ -142,10 +145,20 @@ class Compiler {
   virtual void write_tuning(const LoadedKernel& kernel, std::size_t layer, const Target& target,
                             const std::vector<Arg>& key, const std::vector<std::size_t>& configs,
                             const std::vector<std::vector<double>>& timings) = 0;
-
-  /// The process's compiler: loads the module (and libpython where the process has none).
-  static Compiler& get();
 };
+
+/// Python, started once per process: the compiler module loaded (with libpython where the
+/// process has none), Triton imported and its specialization rules read, each step timed
+/// at TRITONRT_LOG=info.
+struct PythonSide {
+  Compiler* compiler = nullptr;
+  std::string rules_json;  ///< as the bridge answered (the index keeps it)
+  std::shared_ptr<const SpecializationRules> rules;
+};
+
+/// The process's Python side, started on first use. The one place that decides Python is
+/// unavailable: then a PythonError about `site`, "<needed>, and Python is unavailable (why)".
+PythonSide& python_side(const ErrorSite& site, std::string_view needed);
 
 /// Kernel `name` of `source`: from a loaded bundle that holds it, else from tritonrt's index
 /// when it holds a fresh record (no Python started in either case), otherwise imported

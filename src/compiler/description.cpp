@@ -1,4 +1,4 @@
-// The bridge's answers (JSON written by bridge.py) read into C++ form. Every field is read
+// The bridge's answers (JSON written by the bridge, compiler/bridge/) read into C++ form. Every field is read
 // through JsonReader, so a malformed answer is a PythonError naming the field, never a crash;
 // tests/fuzz feeds these parsers arbitrary text.
 
@@ -34,7 +34,7 @@ double parse_float_hex(const Reader& read, const std::string& text) {
   read.fail("float '" + text + "' is not in float.hex() form");
 }
 
-// A Python value as bridge.py's _encode writes it, or nullopt for "absent" (no default);
+// A Python value as the bridge's encode (bridge/describe.py) writes it, or nullopt for "absent" (no default);
 // `storage` keeps a string's text. Objects tritonrt cannot pass stay Python's
 // (ArgKind::python_default: only a default can be one).
 std::optional<Arg> encoded_value(const Reader& read, const nlohmann::json& d, std::deque<std::string>& storage) {

@@ -14,8 +14,11 @@
 
 namespace py = pybind11;
 
-// bridge.py as a string, generated at build time (cmake/embed_text.cmake).
-extern const char kTritonrtBridgeSource[];
+// The bridge's parts (src/compiler/bridge/*.py) as strings, in the order they are executed,
+// generated at build time (cmake/embed_text.cmake).
+extern const char* const kTritonrtBridge_names[];
+extern const char* const kTritonrtBridge_sources[];
+extern const std::size_t kTritonrtBridge_count;
 
 namespace tritonrt::detail {
 namespace {
@@ -52,15 +55,49 @@ void ensure_interpreter() {
   });
 }
 
+// The package `_tritonrt_bridge`, made on first use: each part executed as its module
+// `_tritonrt_bridge.<part>`, and what a part lists in __all__ offered by the package (the
+// functions C++ calls). The parts share tritonrt's table of element types.
+py::module_ make_bridge() {
+  auto sys_modules = py::module_::import("sys").attr("modules");
+  const auto module_type = py::module_::import("types").attr("ModuleType");
+  py::module_ package = module_type("_tritonrt_bridge");
+  package.attr("__path__") = py::list();  // a package, whose parts are in sys.modules
+  sys_modules["_tritonrt_bridge"] = package;
+  try {
+    for (std::size_t i = 0; i < kTritonrtBridge_count; ++i) {
+      const std::string name = kTritonrtBridge_names[i];
+      py::module_ part = module_type("_tritonrt_bridge." + name);
+      part.attr("__file__") = "<tritonrt bridge/" + name + ".py>";
+      sys_modules[py::str("_tritonrt_bridge." + name)] = part;
+      package.attr(name.c_str()) = part;
+      py::exec(kTritonrtBridge_sources[i], part.attr("__dict__"));
+      if (name == "common") {
+        part.attr("embedded") = started_interpreter;
+        for (int t = 0; t < kDTypeCount; ++t) {
+          const auto type = static_cast<DType>(t);
+          part.attr("dtypes")[py::str(std::string(to_string(type)))] =
+              part.attr("DType")(std::string(language_name(type)), std::string(torch_name(type)), scalar_size(type));
+        }
+      }
+      if (py::hasattr(part, "__all__")) {
+        for (const auto exported : part.attr("__all__")) package.attr(exported) = part.attr(exported);
+      }
+    }
+  } catch (...) {
+    // A bridge that did not start whole is no bridge: the next call tries again.
+    for (const auto key : py::list(sys_modules.attr("keys")())) {
+      if (key.cast<std::string>().starts_with("_tritonrt_bridge")) sys_modules.attr("pop")(key);
+    }
+    throw;
+  }
+  return package;
+}
+
 py::module_ bridge_module() {
   auto sys_modules = py::module_::import("sys").attr("modules");
   if (sys_modules.contains("_tritonrt_bridge")) return sys_modules["_tritonrt_bridge"];
-  py::module_ module = py::module_::import("types").attr("ModuleType")("_tritonrt_bridge");
-  module.attr("__file__") = "<tritonrt bridge.py>";
-  sys_modules["_tritonrt_bridge"] = module;
-  py::exec(kTritonrtBridgeSource, module.attr("__dict__"));
-  module.attr("embedded") = started_interpreter;
-  return module;
+  return make_bridge();
 }
 
 // Python's own one-line text for the exception being handled ("ValueError: ..."), never a
@@ -135,7 +172,7 @@ py::object constexpr_object(const Arg& a, const LoadedKernel& kernel, std::size_
   }
 }
 
-// A call's argument as bridge.py's _python_arguments reads it: (name, kind, ...).
+// A call's argument as the bridge's python_arguments (bridge/arguments.py) reads it: (name, kind, ...).
 py::tuple python_arg(const LoadedKernel& kernel, const PythonArg& p) {
   const std::string& name = kernel.signature.params[p.param].name;
   const Arg& a = *p.value;
@@ -183,7 +220,7 @@ py::list python_args(const LoadedKernel& kernel, const std::vector<PythonArg>& a
   return out;
 }
 
-// A tuning key's values as (kind, value) pairs for bridge.py's _key_tuple.
+// A tuning key's values as (kind, value) pairs for the bridge's _key_tuple (bridge/decorators.py).
 py::list python_key(const std::vector<Arg>& key) {
   py::list out;
   for (const Arg& a : key) {
@@ -236,12 +273,19 @@ namespace tritonrt::detail {
 
 PythonCompiler::PythonCompiler() { ensure_interpreter(); }
 
+std::string PythonCompiler::import_triton() {
+  py::gil_scoped_acquire gil;
+  try {
+    return bridge_module().attr("import_triton")().cast<std::string>();
+  } catch (py::error_already_set& e) {
+    rethrow(e, {}, "importing Triton");
+  }
+}
+
 std::string PythonCompiler::specialization_rules() {
   py::gil_scoped_acquire gil;
   try {
-    py::list names;
-    for (int i = 0; i < kDTypeCount; ++i) names.append(std::string(language_name(static_cast<DType>(i))));
-    return bridge_module().attr("specialization_rules")(names).cast<std::string>();
+    return bridge_module().attr("specialization_rules")().cast<std::string>();
   } catch (py::error_already_set& e) {
     rethrow(e, {}, "reading the installed Triton's specialization rules");
   }

@@ -1,6 +1,6 @@
 // The compiler module's implementation of Compiler (see compiler.h): the only code that
 // touches Python. It starts an interpreter when the process has none, holds the GIL only
-// inside its own calls, and talks to bridge.py, compiled into the module as a string.
+// inside its own calls, and talks to the bridge (compiler/bridge/*.py), compiled into the module as strings.
 #pragma once
 
 #include "compiler/compiler.h"
@@ -11,6 +11,7 @@ class PythonCompiler final : public Compiler {
  public:
   PythonCompiler();
   std::string describe_kernel(std::string_view source, std::string_view name) override;
+  std::string import_triton() override;
   std::string specialization_rules() override;
   std::string kernel_dependencies(const LoadedKernel& kernel) override;
   CompiledFiles compile(const LoadedKernel& kernel, const Target& target, const CompileOptions& options,

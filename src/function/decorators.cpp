@@ -358,16 +358,11 @@ Arg JitFunction::Impl::heuristic_miss(std::size_t layer, std::size_t index, std:
   }
   std::vector<TensorShape> shapes;
   const auto args = python_args(r.args, shapes);
-  detail::Compiler* compiler = nullptr;
-  try {
-    compiler = &detail::Compiler::get();
-  } catch (const PythonError& e) {
-    const std::string why = detail::without_prefix(e.what());
-    detail::raise<PythonError>({kernel.signature.name},
-                               "heuristic '" + name + "' has no value recorded for these arguments" +
-                                   (r.context != nullptr ? " on " + r.context->device.target.str() : std::string()) +
-                                   ", and Python is unavailable to run it (" + why + ")");
-  }
+  detail::Compiler* compiler =
+      detail::python_side({kernel.signature.name},
+                          fmt::format("heuristic '{}' has no value recorded for these arguments{}", name,
+                                      r.context != nullptr ? " on " + r.context->device.target.str() : std::string()))
+          .compiler;
   detail::HeuristicResult result;
   {
     detail::GilReleased unlocked;  // the interpreter may be busy on another thread
@@ -498,7 +493,8 @@ std::vector<std::size_t> JitFunction::Impl::candidates(std::size_t layer, const 
     if (r.passed[p]) given.push_back(p);
   }
   detail::GilReleased unlocked;
-  kept = detail::Compiler::get().prune_configs(kernel, layer, args, given);
+  kept = detail::python_side({kernel.signature.name}, "its autotuner prunes configs")
+             .compiler->prune_configs(kernel, layer, args, given);
   if (kept.empty()) detail::raise<ArgumentError>({kernel.signature.name}, "pruning left no autotune config to try");
   return kept;
 }
@@ -535,8 +531,9 @@ void JitFunction::Impl::run_hook(std::size_t layer, const char* which, const Res
   std::vector<TensorShape> shapes;
   const auto args = python_args(r.args, shapes);
   detail::GilReleased unlocked;
-  detail::Compiler::get().run_hook(kernel, layer, which, args, r.launch != nullptr ? r.launch->stream : nullptr, config,
-                                   reset_only);
+  detail::python_side({kernel.signature.name}, "its autotuner has hooks")
+      .compiler->run_hook(kernel, layer, which, args, r.launch != nullptr ? r.launch->stream : nullptr, config,
+                          reset_only);
 }
 
 std::size_t JitFunction::Impl::tune(std::size_t layer, std::vector<Arg> key, std::uint64_t hash, Resolution& r,
@@ -642,7 +639,8 @@ std::size_t JitFunction::Impl::run_tuning(std::size_t layer, const std::vector<A
   bool from_file = false;
   if (persist) {
     detail::GilReleased unlocked;
-    if (const auto stored = detail::Compiler::get().read_tuning(kernel, layer, target, key, candidates)) {
+    if (const auto stored = detail::python_side({kernel.signature.name}, "its tuning results are shared with Triton")
+                                .compiler->read_tuning(kernel, layer, target, key, candidates)) {
       for (std::size_t i = 0; i < candidates.size(); ++i) {
         if ((*stored)[i] && (*stored)[i]->size() == 3) {
           timings[i] = {(*stored)[i]->at(0), (*stored)[i]->at(1), (*stored)[i]->at(2)};
@@ -732,7 +730,8 @@ std::size_t JitFunction::Impl::run_tuning(std::size_t layer, const std::vector<A
       std::vector<std::vector<double>> stored;
       for (const auto& t : timings) stored.push_back({t[0], t[1], t[2]});
       detail::GilReleased unlocked;
-      detail::Compiler::get().write_tuning(kernel, layer, target, key, candidates, stored);
+      detail::python_side({kernel.signature.name}, "its tuning results are shared with Triton")
+          .compiler->write_tuning(kernel, layer, target, key, candidates, stored);
     }
   }
   detail::index_choice(kernel, layer, choice_key, chosen);

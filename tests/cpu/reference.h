@@ -30,7 +30,7 @@ inline pybind11::object reference_module() {
 // The JITFunction behind `name` in `source`, as tritonrt imported it (autotune unwrapped).
 inline pybind11::object kernel_object(const std::string& source, const std::string& name) {
   namespace py = pybind11;
-  py::object fn = py::module_::import("_tritonrt_bridge").attr("_import")(source).attr(name.c_str());
+  py::object fn = py::module_::import("_tritonrt_bridge").attr("import_source")(source).attr(name.c_str());
   while (!py::hasattr(fn, "device_caches")) fn = fn.attr("fn");
   return fn;
 }
@@ -68,7 +68,7 @@ namespace tritonrt::test {
 
 // The object bound to `name` in `source` as tritonrt imported it, decorators included.
 inline pybind11::object decorated_object(const std::string& source, const std::string& name) {
-  return pybind11::module_::import("_tritonrt_bridge").attr("_import")(source).attr(name.c_str());
+  return pybind11::module_::import("_tritonrt_bridge").attr("import_source")(source).attr(name.c_str());
 }
 
 // Triton's own run of a decorated kernel (triton_reference.decorated_run): the hash of the

@@ -1,5 +1,5 @@
 // The bridge's JSON answers are parsed in C++ (src/compiler/description.cpp); a malformed
-// answer, from a changed bridge.py or Triton, must be a tritonrt::Error, never a crash. Each
+// answer, from a changed bridge or Triton, must be a tritonrt::Error, never a crash. Each
 // input goes to every parser: the corpus holds kernel descriptions, specialization rules and
 // heuristic results.
 #include <bit>
@@ -48,7 +48,7 @@ void check_kernel(const LoadedKernel& k) {
   for (const std::size_t i : k.call_params) FUZZ_CHECK(i < n && !k.signature.params[i].set_by_decorator);
 }
 
-// A kernel for heuristic results to name: (x_ptr, n, BLOCK), as bridge.py would describe it.
+// A kernel for heuristic results to name: (x_ptr, n, BLOCK), as the bridge would describe it.
 const LoadedKernel& heuristic_kernel() {
   static const LoadedKernel kernel = [] {
     LoadedKernel k;

@@ -1,22 +1,30 @@
-"""Writes corpus/bridge/: answers of src/compiler/bridge.py, and malformed variants of them.
+"""Writes corpus/bridge/: answers of the bridge (src/compiler/bridge/), and malformed variants of them.
 
-The bridge's JSON format changes with bridge.py, so its seeds are made by bridge.py itself
-(loaded from its file, as tritonrt runs it): re-run after changing the format, with the
+The bridge's JSON format changes with the bridge, so its seeds are made by the bridge itself
+(loaded from its files, as tritonrt runs them): re-run after changing the format, with the
 project's environment, from the repository root:
 
     .venv/bin/python tests/fuzz/make_bridge_seeds.py
 """
 import copy
-import importlib.util
+import importlib
 import json
 import os
+import sys
+import types
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 OUT = REPO / "tests" / "fuzz" / "corpus" / "bridge"
-# tritonrt's DType enumerators, in order, as triton.language names them (src/common/dtype.cpp).
-DTYPES = ["int1", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
-          "bfloat16", "float32", "float64", "float8e4nv", "float8e5", "float8e4b15", "float8e4b8", "float8e5b16"]
+# tritonrt's table of element types (src/common/dtype.cpp): Triton's, triton.language's and
+# torch's names, and sizes; the bridge gets it from C++.
+DTYPES = [("u1", "int1", "bool", 1), ("i8", "int8", "int8", 1), ("i16", "int16", "int16", 2),
+          ("i32", "int32", "int32", 4), ("i64", "int64", "int64", 8), ("u8", "uint8", "uint8", 1),
+          ("u16", "uint16", "uint16", 2), ("u32", "uint32", "uint32", 4), ("u64", "uint64", "uint64", 8),
+          ("fp16", "float16", "float16", 2), ("bf16", "bfloat16", "bfloat16", 2), ("fp32", "float32", "float32", 4),
+          ("fp64", "float64", "float64", 8), ("fp8e4nv", "float8e4nv", "float8_e4m3fn", 1),
+          ("fp8e5", "float8e5", "float8_e5m2", 1), ("fp8e4b15", "float8e4b15", "", 1),
+          ("fp8e4b8", "float8e4b8", "float8_e4m3fnuz", 1), ("fp8e5b16", "float8e5b16", "float8_e5m2fnuz", 1)]
 KERNELS = [("signatures.py", name) for name in ("plain", "annotated", "with_defaults", "tuned", "heuristic")] + [
     ("nonfinite_defaults.py", "scale"),
     ("decorator_cases.py", "counted"),  # heuristics setting several parameters
@@ -25,10 +33,14 @@ KERNELS = [("signatures.py", name) for name in ("plain", "annotated", "with_defa
 
 
 def load_bridge():
-    spec = importlib.util.spec_from_file_location("_tritonrt_bridge", REPO / "src" / "compiler" / "bridge.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """The bridge's parts as a package over their folder (tritonrt executes them from strings)."""
+    package = types.ModuleType("_tritonrt_bridge")
+    package.__path__ = [str(REPO / "src" / "compiler" / "bridge")]
+    sys.modules["_tritonrt_bridge"] = package
+    common = importlib.import_module("_tritonrt_bridge.common")
+    common.dtypes.update({name: common.DType(language, torch, size) for name, language, torch, size in DTYPES})
+    return types.SimpleNamespace(**{name: getattr(importlib.import_module(f"_tritonrt_bridge.{part}"), name)
+                                    for part, name in (("describe", "load_kernel"), ("rules", "specialization_rules"))})
 
 
 def write(name, answer):
@@ -48,7 +60,7 @@ def main():
         answer["file"] = f"tests/kernels/{file}"  # the same seed on every machine
         kernels[name] = answer
         write(f"valid_kernel_{name}.json", answer)
-    rules = json.loads(bridge.specialization_rules(DTYPES))
+    rules = json.loads(bridge.specialization_rules())
     write("valid_rules.json", rules)
 
     # Malformed answers: each past or plausible defect once, on an otherwise real answer.

@@ -57,7 +57,7 @@ class Parity : public GpuTest {
     if (IsSkipped()) return;
     // tritonrt's compiler starts (or finds) the interpreter and its bridge module; getting a
     // kernel may not, when tritonrt's index serves it (parity then covers indexed artifacts).
-    (void)detail::Compiler::get().specialization_rules();
+    (void)detail::python_side({}, "the parity tests compare with Triton");
     py::gil_scoped_acquire gil;
     try {
       auto torch = py::module_::import("torch");
@@ -79,7 +79,7 @@ class Parity : public GpuTest {
 
   // The JITFunction object tritonrt imported (the same module object both sides use).
   static py::object kernel(const char* name) {
-    return py::module_::import("_tritonrt_bridge").attr("_import")(kGpuKernels).attr(name);
+    return py::module_::import("_tritonrt_bridge").attr("import_source")(kGpuKernels).attr(name);
   }
 
   template <class T>

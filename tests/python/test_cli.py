@@ -352,7 +352,7 @@ def test_compiles_show_as_nvtx_ranges_and_in_the_log_with_durations(run, tmp_pat
                  env={"NVTX_INJECTION64_PATH": recorder, "TRITONRT_TEST_NVTX_LOG": str(ranges),
                       "TRITONRT_LOG": "info", "TRITONRT_INDEX": "off"})
     events = ranges.read_text().splitlines()
-    for name in ("starting Python and importing Triton", f"kernel 'plain': importing '{SIGNATURES}' through Python",
+    for name in ("starting Python", "importing Triton", f"kernel 'plain': importing '{SIGNATURES}' through Python",
                  "kernel 'plain': compiling for cuda:90"):
         assert f"push tritonrt: {name}" in events
         assert re.search(rf"^tritonrt: info: {re.escape(name)}: took \d+\.\d ms", result.stderr, re.M), result.stderr

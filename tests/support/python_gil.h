@@ -14,7 +14,7 @@ namespace tritonrt::test {
 class [[gnu::visibility("hidden")]] ReferenceGil {  // hidden, as pybind11's types are
  private:
   // Members are made in this order: the interpreter is started before the GIL is taken.
-  [[maybe_unused]] detail::Compiler& compiler_ = detail::Compiler::get();
+  [[maybe_unused]] detail::PythonSide& python_ = detail::python_side({}, "the reference needs Python");
   pybind11::gil_scoped_acquire gil_{};
 };
 

@@ -1,0 +1,182 @@
+"""A call's arguments as Python code around a kernel (heuristics, hooks, pruning) is shown
+them: values, and stand-ins for tensors and typed addresses that record what is read of them,
+so that a heuristic is memoized on exactly that."""
+
+import collections.abc
+
+from _tritonrt_bridge import common
+
+
+class Reads:
+    """What a heuristic read of its arguments: (parameter, facet) pairs in order, or that it
+    read them all (iterating the mapping), which nothing can be memoized on."""
+
+    def __init__(self):
+        self.pairs = []
+        self.everything = False
+
+    def add(self, name, facet):
+        if (name, facet) not in self.pairs:
+            self.pairs.append((name, facet))
+
+
+class Tensor:
+    """A pointer argument as Python code around a kernel sees it: a stand-in for the tensor it
+    came from (through tritonrt/torch.h) or for a typed address (through the core API). It
+    records what is read of it, so that a heuristic is memoized on exactly that."""
+
+    def __init__(self, name, address, dtype, source, shape, strides, device, extent, stream, reads):
+        self._name, self._address, self._dtype_name, self._source = name, address, dtype, source
+        self._shape, self._strides, self._device, self._extent = shape, strides, device, extent
+        self._stream, self._reads = stream, reads
+
+    def _read(self, facet):
+        if self._reads is not None:
+            self._reads.add(self._name, facet)
+
+    def _known(self, what):
+        if self._shape is None:
+            raise AttributeError(f"parameter '{self._name}' reached tritonrt as a device address, so its {what} is "
+                                 "unknown (pass an at::Tensor through tritonrt/torch.h)")
+
+    @property
+    def dtype(self):
+        self._read("dtype")
+        if self._source == "tensor":
+            import torch
+            return getattr(torch, common.dtypes[self._dtype_name].torch)
+        import triton.language as tl
+        return getattr(tl, common.dtypes[self._dtype_name].language)
+
+    def data_ptr(self):
+        self._read("address")
+        return self._address
+
+    @property
+    def shape(self):
+        self._read("shape")
+        self._known("shape")
+        try:
+            import torch
+            return torch.Size(self._shape)
+        except ImportError:
+            return tuple(self._shape)
+
+    def size(self, dim=None):
+        return self.shape if dim is None else self.shape[dim]
+
+    def dim(self):
+        return len(self.shape)
+
+    ndim = property(dim)
+
+    def numel(self):
+        count = 1
+        for extent in self.shape:
+            count *= extent
+        return count
+
+    def stride(self, dim=None):
+        self._read("strides")
+        self._known("strides")
+        return tuple(self._strides) if dim is None else self._strides[dim]
+
+    def is_contiguous(self):
+        expected = 1
+        for extent, stride in reversed(list(zip(self.shape, self.stride()))):
+            if extent != 1 and stride != expected:
+                return False
+            expected *= extent
+        return True
+
+    def element_size(self):
+        self._read("dtype")
+        return common.dtypes[self._dtype_name].size
+
+    @property
+    def device(self):
+        self._read("device")
+        try:
+            import torch
+            return torch.device("cuda", self._device)
+        except ImportError:
+            return f"cuda:{self._device}"
+
+    is_cuda = True
+
+    def zero_(self):
+        """Zeroes the argument's memory on the launch stream, as Tensor.zero_ would."""
+        if not self._extent:
+            raise AttributeError(f"parameter '{self._name}': tritonrt does not know how many bytes it spans (pass an "
+                                 "at::Tensor, or tritonrt::DevicePtr with its size)")
+        import ctypes
+        cuda = ctypes.CDLL("libcuda.so.1")
+        status = cuda.cuMemsetD8Async(ctypes.c_uint64(self._address), ctypes.c_ubyte(0), ctypes.c_size_t(self._extent),
+                                      ctypes.c_void_p(self._stream))
+        if status != 0:
+            raise RuntimeError(f"cuMemsetD8Async failed with CUresult {status}")
+        return self
+
+    def __getattr__(self, attribute):
+        raise AttributeError(f"tritonrt passes parameter '{self._name}' to Python as a stand-in for a tensor, which has "
+                             f"no '{attribute}' (it offers dtype, shape, size(), dim(), numel(), stride(), "
+                             "is_contiguous(), element_size(), device, data_ptr() and zero_())")
+
+    def __repr__(self):
+        return f"<tritonrt {self._source} argument '{self._name}': {self._dtype_name} at {self._address:#x}>"
+
+
+class Arguments(collections.abc.Mapping):
+    """The arguments of a call as Triton hands them to heuristics and hooks (a dict from
+    parameter name to value), recording which are read."""
+
+    def __init__(self, values, reads):
+        self._values, self._reads = values, reads
+
+    def __getitem__(self, name):
+        value = self._values[name]
+        if self._reads is not None and not isinstance(value, Tensor):
+            self._reads.add(name, "value")
+        return value
+
+    def __contains__(self, name):
+        if self._reads is not None:
+            self._reads.add(name, "present")
+        return name in self._values
+
+    def get(self, name, default=None):
+        return self[name] if name in self else default
+
+    def __iter__(self):
+        if self._reads is not None:
+            self._reads.everything = True
+        return iter(self._values)
+
+    def __len__(self):
+        if self._reads is not None:
+            self._reads.everything = True
+        return len(self._values)
+
+    def copy(self):
+        return dict(self.items())
+
+
+def python_arguments(fn, arguments, stream=0, reads=None):
+    """{name: value} from the C++ description of a call's arguments: one tuple per parameter
+    that has a value, (name, kind, ...)."""
+    import triton.language as tl
+    values = {}
+    for entry in arguments:
+        name, kind = entry[0], entry[1]
+        if kind == "pointer":
+            _, _, address, dtype, source, shape, strides, device, extent = entry
+            values[name] = Tensor(name, address, dtype, source, shape, strides, device, extent, stream, reads)
+        elif kind == "dtype":
+            values[name] = getattr(tl, entry[2])
+        elif kind == "default":
+            values[name] = next(p.default for p in fn.params if p.name == name)
+        elif kind == "str":
+            values[name] = entry[2].decode("utf-8", "surrogateescape")
+        else:
+            values[name] = entry[2]
+    return values

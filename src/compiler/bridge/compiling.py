@@ -1,0 +1,271 @@
+"""One specialization compiled through Triton's own pipeline (its cache first), with its
+files read back for the C++ side to check."""
+
+import contextlib
+import dataclasses
+import hashlib
+import os
+import sys
+import threading
+
+from _tritonrt_bridge import common
+from _tritonrt_bridge.common import CacheEntryError, CompileFailure, TargetError, one_line
+from _tritonrt_bridge.describe import kernels
+from _tritonrt_bridge.rules import make_target
+
+# What the package offers C++.
+__all__ = ["compile"]
+
+
+def _constexpr_value(fn, index, encoded):
+    kind = encoded[0]
+    if kind == "value":
+        return encoded[1]
+    if kind == "dtype":
+        import triton.language as tl
+        return getattr(tl, encoded[1])
+    if kind == "default":
+        return fn.params[index].default
+    raise ValueError(f"unknown constexpr encoding {encoded!r}")
+
+
+@contextlib.contextmanager
+def _quiet_half_built_kernels():
+    """Some Triton versions' CompiledKernel.__del__ fails on an object whose __init__ failed
+    (reading a damaged cache entry): that cleanup noise is not the caller's; the entry's
+    failure itself is reported. Other unraisable exceptions pass on to the hook as usual."""
+    previous = sys.unraisablehook
+
+    def hook(unraisable):
+        if getattr(unraisable.object, "__qualname__", "") != "CompiledKernel.__del__":
+            previous(unraisable)
+
+    sys.unraisablehook = hook
+    try:
+        yield
+    finally:
+        import gc
+        gc.collect()  # the half-built kernel goes now, while the hook above is in place
+        sys.unraisablehook = previous
+
+
+_MAX_CACHE_FILE = 1 << 30  # what tritonrt lets Triton read of one cache file (store/files.h: kMaxBinaryBytes)
+
+
+def _cache_entry_problem(folder):
+    """Why Triton must not read the cache entry `folder` (a file in it that is not a regular
+    file, which could block or never end, or one larger than any artifact), or None."""
+    import stat
+    try:
+        names = os.listdir(folder)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        return f"its folder cannot be listed: {one_line(e).decode()}"
+    for name in names:
+        try:
+            info = os.lstat(os.path.join(folder, name))
+        except OSError:
+            continue
+        if not stat.S_ISREG(info.st_mode):
+            return f"'{name}' in it is not a regular file"
+        if info.st_size > _MAX_CACHE_FILE:
+            return f"'{name}' in it is larger than any compiled kernel ({info.st_size} bytes)"
+    return None
+
+
+class _CompilerOutput:
+    """What the compiler writes to file descriptor 2 while tritonrt's own interpreter compiles
+    (MLIR's error lines, and the IR it dumps when a pass fails), kept aside: a failure is then
+    told in a few lines (the whole text at TRITONRT_LOG=debug), and a success passes on
+    whatever it printed. Compiles may overlap: the first one in redirects, the last one out
+    restores, and each reads what was written while it ran. A host Python program's stderr is
+    left alone."""
+    _lock = threading.Lock()
+    _users = 0
+    _sink = None
+    _saved = -1
+    LIMIT = 1 << 20
+
+    def __init__(self):
+        self.text = b""
+
+    def __enter__(self):
+        if not common.embedded:
+            return self
+        import tempfile
+        cls = type(self)
+        with cls._lock:
+            sys.stderr.flush()
+            if cls._users == 0:
+                cls._sink = tempfile.TemporaryFile()
+                cls._saved = os.dup(2)
+                os.dup2(cls._sink.fileno(), 2)
+            cls._users += 1
+            self._start = os.fstat(cls._sink.fileno()).st_size
+        return self
+
+    def __exit__(self, *exc):
+        if not common.embedded:
+            return False
+        cls = type(self)
+        with cls._lock:
+            sys.stderr.flush()
+            sink = cls._sink.fileno()
+            end = os.fstat(sink).st_size
+            self.text = os.pread(sink, min(end - self._start, self.LIMIT), self._start)
+            if exc[0] is None and self.text:
+                os.write(cls._saved, self.text)  # a success says what it said, where it would have
+            cls._users -= 1
+            if cls._users == 0:
+                os.dup2(cls._saved, 2)
+                os.close(cls._saved)
+                cls._sink.close()
+                cls._sink, cls._saved = None, -1
+        return False
+
+    def errors(self):
+        """The compiler's error lines (MLIR's "file:line:col: error: ...", a failed assertion),
+        without the pipeline's own boilerplate; at most five."""
+        lines = self.text.decode("utf-8", "backslashreplace").splitlines()
+        found = [line.strip() for line in lines
+                 if (": error: " in line and "MLIR pass pipeline" not in line) or "Assertion `" in line]
+        return found[:5]
+
+
+def _cache_folder(source, backend, options):
+    """The folder of Triton's cache that `triton.compile(source, options=options)` reads or
+    writes, found as compile finds it (None where a cache manager has no folder)."""
+    from triton.compiler import get_cache_key
+    from triton.runtime.cache import get_cache_manager
+    from triton._C.libtriton import get_cache_invalidating_env_vars
+
+    parsed = backend.parse_options(dict(options, **source.parse_options()))
+    key = get_cache_key(source, backend, parsed, env_vars=get_cache_invalidating_env_vars())
+    return getattr(get_cache_manager(hashlib.sha256(key.encode("utf-8")).hexdigest()), "cache_dir", None)
+
+
+def _with_output(error, output):
+    """Triton's compile error as a CompileFailure: its one line, the compiler's error lines,
+    and all it printed (args[1]: for TRITONRT_LOG=debug)."""
+    message = one_line(error).decode()
+    said = output.errors()
+    if said:
+        message += "; the compiler said: " + " / ".join(said)
+    if output.text:
+        message += " (its whole output: TRITONRT_LOG=debug)"
+    return CompileFailure(message, output.text)
+
+
+_triton_key_remembered = False
+
+
+def _remember_triton_key():
+    """In tritonrt's own interpreter, Triton's triton_key() (a hash of its compiler library,
+    some 400 MB, and of its sources, in every cache key) is read from Triton's cache when a
+    process computed it before for the same files (by size, modification time and inode);
+    it took most of a short-lived compiling process's first compile. The same key, found
+    sooner: a Python program's Triton computes it once per process as ever."""
+    global _triton_key_remembered
+    if _triton_key_remembered or not common.embedded:
+        return
+    _triton_key_remembered = True
+    import triton
+    from triton.runtime import autotuner, cache
+
+    root = os.path.dirname(os.path.abspath(triton.__file__))
+    stamp = hashlib.sha256(triton.__version__.encode())
+    for folder in ("compiler", "backends", "language", "_C", "runtime"):
+        for where, folders, files in os.walk(os.path.join(root, folder)):
+            folders.sort()
+            for name in sorted(files):
+                try:
+                    info = os.stat(os.path.join(where, name))
+                except OSError:
+                    continue
+                stamp.update(f"{where[len(root):]}/{name}:{info.st_size}:{info.st_mtime_ns}:{info.st_ino}\n".encode())
+    manager = cache.get_cache_manager(stamp.hexdigest())
+    found = manager.get_file("triton_key.txt")
+    key = None
+    if found and os.path.isfile(found) and os.path.getsize(found) < (1 << 20):
+        with open(found, encoding="utf-8", errors="replace") as f:
+            checksum, _, text = f.read().partition("\n")
+        key = text if hashlib.sha256(text.encode()).hexdigest() == checksum else None
+    if key is None:
+        key = cache.triton_key()
+        manager.put(f"{hashlib.sha256(key.encode()).hexdigest()}\n{key}", "triton_key.txt", binary=False)
+    cache.triton_key = autotuner.triton_key = lambda: key
+
+
+def compile(handle, backend_name, arch, warp_size, specialization, options):
+    """Compile kernel `handle` for one specialization.
+
+    `specialization` has one entry per parameter, each a [type, key] pair exactly as Triton's
+    binder builds it, except that constexpr values come encoded as ["value", v],
+    ["dtype", name] or ["default"]. `options` holds only the options the caller set.
+    Returns (metadata JSON, binary, "cubin" or "hsaco", cache folder, whether the folder held
+    the kernel before), all bytes but the kind and the flag.
+    """
+    import triton
+    from triton import knobs
+    from triton.compiler import ASTSource, make_backend
+
+    _remember_triton_key()
+    fn = kernels[handle]
+    target = make_target(backend_name, arch, warp_size)
+    backend = make_backend(target)
+    spec = []
+    values = {}
+    for index, (param, (ty, key)) in enumerate(zip(fn.params, specialization)):
+        if ty == "constexpr":
+            value = _constexpr_value(fn, index, key)
+            spec.append((ty, value))
+            values[param.name] = value
+        else:
+            spec.append((ty, key))
+            values[param.name] = None
+    kwargs = dict(options)
+    # The same option sources Triton's JITFunction.run consults before compiling.
+    kwargs["debug"] = kwargs.get("debug", fn.debug) or knobs.runtime.debug
+    for field in dataclasses.fields(backend.parse_options({})):
+        if hasattr(knobs.compilation, field.name) and field.name not in ("debug", ):
+            kwargs[field.name] = getattr(knobs.compilation, field.name)
+    folder = None
+    try:
+        parsed, signature, constexprs, attrs = fn._pack_args(backend, kwargs, values, spec, None)
+        source = ASTSource(fn, signature, constexprs, attrs)
+        folder = _cache_folder(source, backend, parsed.__dict__)
+        if folder is not None:
+            problem = _cache_entry_problem(folder)
+            if problem is not None:
+                raise CacheEntryError(os.fsencode(folder), problem.encode("utf-8", "backslashreplace"))
+        cached = folder is not None and os.path.exists(os.path.join(folder, f"__grp__{source.name[:150]}.json"))
+        unreadable = None
+        output = _CompilerOutput()
+        with _quiet_half_built_kernels():
+            try:
+                # In tritonrt's own interpreter Triton's prints (ptxas failures, dumps) go to stderr:
+                # the host program's stdout is its own.
+                with output, contextlib.redirect_stdout(sys.stderr) if common.embedded else contextlib.nullcontext():
+                    kernel = triton.compile(source, target=target, options=parsed.__dict__)
+            except Exception as e:
+                # A cache hit compiles nothing: what fails there is reading the entry.
+                if not cached or knobs.compilation.always_compile:
+                    raise _with_output(e, output) from None
+                unreadable = one_line(e)
+        if unreadable is not None:
+            raise CacheEntryError(os.fsencode(folder), unreadable)
+    except (TargetError, CacheEntryError, CompileFailure):
+        raise
+    except Exception as e:
+        raise CompileFailure(one_line(e).decode()) from None
+    binary_ext = "cubin" if backend_name == "cuda" else "hsaco"
+    metadata_file = kernel.metadata_group.get(f"{kernel.name[:150]}.json")
+    try:
+        with open(metadata_file, "rb") as f:
+            metadata = f.read()
+        binary = kernel.asm[binary_ext]
+    except Exception as e:
+        raise CacheEntryError(os.fsencode(os.path.dirname(metadata_file or folder or "")), one_line(e)) from None
+    return metadata, bytes(binary), binary_ext, os.fsencode(os.path.dirname(metadata_file)), cached
+

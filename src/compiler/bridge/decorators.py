@@ -1,0 +1,110 @@
+"""The decorators around a kernel at call time: heuristics, an autotuner's pruning and hooks,
+and tuning results persisted where Triton's own Autotuner reads them."""
+
+import hashlib
+import json
+
+from _tritonrt_bridge.arguments import Arguments, Reads, python_arguments
+from _tritonrt_bridge.common import as_json
+from _tritonrt_bridge.describe import decorator_stacks, encode, kernels
+from _tritonrt_bridge.rules import make_target
+
+# What the package offers C++.
+__all__ = ["run_heuristic", "prune_configs", "run_hook", "read_tuning", "write_tuning"]
+
+
+def run_heuristic(handle, layer, name, arguments):
+    """Heuristic `name` of decorator `layer` on the call's arguments: JSON with its value and
+    what it read (null when it read them all)."""
+    fn = kernels[handle]
+    reads = Reads()
+    heuristic = decorator_stacks[handle][layer].values[name]
+    value = heuristic(Arguments(python_arguments(fn, arguments, reads=reads), reads))
+    return as_json({"value": encode(value), "reads": None if reads.everything else reads.pairs})
+
+
+def prune_configs(handle, layer, arguments, given):
+    """The indices of the configs decorator `layer` benchmarks for a call, after its pruning
+    (`early_config_prune`, `perf_model` and `top_k`, or a subclass's own prune_configs).
+    `given` names the parameters passed positionally; the others arrive as keyword arguments."""
+    tuner = decorator_stacks[handle][layer]
+    values = python_arguments(kernels[handle], arguments)
+    tuner.nargs = {name: values[name] for name in given}
+    kwargs = {name: value for name, value in values.items() if name not in given}
+    try:
+        pruned = tuner.prune_configs({**kwargs, "grid": None, "warmup": False})
+    finally:
+        tuner.nargs = None
+    index = {id(config): i for i, config in enumerate(tuner.configs)}
+    return [index[id(config)] for config in pruned]
+
+
+def run_hook(handle, layer, which, arguments, stream, config=-1, reset_only=False):
+    """Calls an autotune hook on the call's arguments: the decorator's "pre_hook" or
+    "post_hook", or "config" (the pre_hook of config `config`)."""
+    tuner = decorator_stacks[handle][layer]
+    nargs = Arguments(python_arguments(kernels[handle], arguments, stream), None)
+    if which == "config":
+        tuner.configs[config].pre_hook(nargs)
+    elif which == "pre_hook":
+        tuner.pre_hook(nargs, reset_only=reset_only)
+    else:
+        tuner.post_hook(nargs, exception=None)
+
+
+def _tuning_file(handle, layer, backend_name, arch, warp_size, key, configs):
+    """Triton's cache manager and file name for a tuning result, as Autotuner.check_disk_cache
+    forms them: the same key, so that C++ and Python share one file."""
+    from triton.compiler.compiler import make_backend
+    from triton.runtime.cache import get_cache_manager, triton_key
+    from triton._C.libtriton import get_cache_invalidating_env_vars
+
+    tuner = decorator_stacks[handle][layer]
+    fn = kernels[handle]
+    parts = [triton_key(), make_backend(make_target(backend_name, arch, warp_size)).hash(), fn.cache_key,
+             str(sorted(get_cache_invalidating_env_vars().items())), str(key)]
+    parts += [str(tuner.configs[i]) for i in configs]
+    cache_key = hashlib.sha256("-".join(parts).encode("utf-8")).hexdigest()
+    return get_cache_manager(cache_key), f"{fn.__name__[:150]}.autotune.json"
+
+
+def read_tuning(handle, layer, backend_name, arch, warp_size, key, configs):
+    """Timings a persisted tuning result holds for these configs (a list, one per config,
+    None where it has none), or None when there is no result."""
+    import json as json_module
+    from triton.runtime.autotuner import Config
+    manager, name = _tuning_file(handle, layer, backend_name, arch, warp_size, _key_tuple(key), configs)
+    path = manager.get_file(name)
+    if not path:
+        return None
+    with open(path) as f:
+        stored = json_module.load(f)["configs_timings"]
+    tuner = decorator_stacks[handle][layer]
+    timings = [None] * len(configs)
+    for config, timing in stored:
+        restored = Config(**config)
+        for slot, i in enumerate(configs):
+            if timings[slot] is None and tuner.configs[i] == restored:
+                timings[slot] = [float(t) for t in timing]
+                break
+    return timings
+
+
+def write_tuning(handle, layer, backend_name, arch, warp_size, key, configs, timings):
+    """Persists a tuning result where Triton's check_disk_cache reads it, in its format."""
+    tuner = decorator_stacks[handle][layer]
+    key = _key_tuple(key)
+    manager, name = _tuning_file(handle, layer, backend_name, arch, warp_size, key, configs)
+    entries = [(tuner.configs[i].__dict__, timing) for i, timing in zip(configs, timings)
+               if not tuner.configs[i].pre_hook]
+    manager.put(json.dumps({"key": key, "configs_timings": entries}), name, binary=False)
+
+
+def _key_tuple(key):
+    """The C++ description of a tuning key, [(kind, value), ...], as Triton's tuple of values."""
+    values = []
+    for kind, value in key:
+        if kind == "str":
+            value = value.decode("utf-8", "surrogateescape")
+        values.append(value)
+    return tuple(values)
