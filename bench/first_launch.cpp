@@ -3,7 +3,8 @@
 // for a kernel served by
 //   (a) tritonrt's index           no Python may be loaded (TRITONRT_LIBPYTHON points nowhere)
 //   (b) a bundle                   the same, the kernel got by a path that does not exist
-//   (c) Triton's cache via Python  today's path: the index off, the compile a Triton cache hit
+//   (c) Triton's cache via Python  the index off, the compile a Triton cache hit (and its steps
+//                                  timed by TRITONRT_LOG=info, in one more process)
 //   (d) Triton's own kernel[grid]  a fresh Python interpreter (bench/first_launch.py)
 // and the time to load a bundle of 1,000 kernels. Every sample is a new process: this program
 // run again with --child MODE (or Python for (d)); the table shows medians.
@@ -14,12 +15,14 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -45,8 +48,8 @@ const Clock::time_point kStart = Clock::now();  // as main() is entered (static 
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
 // Runs `command`, returns its stdout's last line parsed as JSON (null when it printed
-// nothing), and the wall time around it.
-nlohmann::json run_child(const std::string& command, double& wall_ms) {
+// nothing), and the wall time around it; `output`, when given, gets all it printed.
+nlohmann::json run_child(const std::string& command, double& wall_ms, std::string* output = nullptr) {
   const auto start = Clock::now();
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) throw std::runtime_error("popen failed: " + command);
@@ -56,6 +59,7 @@ nlohmann::json run_child(const std::string& command, double& wall_ms) {
   const int status = pclose(pipe);
   wall_ms = ms_since(start);
   if (status != 0) throw std::runtime_error("'" + command + "' failed:\n" + out);
+  if (output != nullptr) *output = out;
   const auto end = out.find_last_not_of('\n');
   if (end == std::string::npos) return nullptr;
   const auto begin = out.rfind('\n', end);
@@ -256,6 +260,20 @@ int run(const std::string& output) {
   }
   std::printf("bundle of %d kernels (%.1f MB): load %.2f ms, first get %.3f ms\n", many.at("kernels").get<int>(),
               many.at("bytes").get<double>() / 1e6, summarize(load).median, summarize(get).median);
+
+  // Where (c)'s time goes: one more of its processes, its steps timed by TRITONRT_LOG=info.
+  std::string said;
+  const auto& triton_cache =
+      *std::find_if(modes.begin(), modes.end(), [](const Mode& m) { return m.key == "triton_cache"; });
+  run_child("TRITONRT_LOG=info " + triton_cache.command + " 2>&1", wall, &said);
+  std::printf("\n%s, step by step (TRITONRT_LOG=info, one more process):\n", triton_cache.label.c_str());
+  results["triton_cache_steps"] = nlohmann::json::array();
+  std::istringstream lines(said);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find(": took ") == std::string::npos) continue;
+    std::printf("  %s\n", line.c_str());
+    results["triton_cache_steps"].push_back(line);
+  }
   write_results(results, output);
   fs::remove_all(dir);
   return 0;
