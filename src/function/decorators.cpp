@@ -26,7 +26,7 @@ namespace tritonrt::detail {
 DecoratorState::DecoratorState(const LoadedKernel& kernel) : tunings(kernel.layers.size()) {
   std::size_t heuristics = 0;
   for (const auto& layer : kernel.layers) heuristics += layer.heuristic_names.size();
-  memos = std::vector<Published<MemoEntry>>(heuristics);
+  memos = std::vector<PublishedList<const MemoEntry>>(heuristics);
 }
 
 namespace {

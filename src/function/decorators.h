@@ -14,34 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "common/published.h"
 #include "compiler/compiler.h"
 
 namespace tritonrt::detail {
-
-/// Entries read without a lock: each add publishes a new list; old lists stay alive.
-template <class Entry>
-class Published {
- public:
-  std::span<const Entry* const> entries() const noexcept {
-    const auto* list = current_.load(std::memory_order_acquire);
-    return list == nullptr ? std::span<const Entry* const>() : std::span<const Entry* const>(*list);
-  }
-  /// Publishes `entry` after the others (the caller serializes adds).
-  const Entry& add(std::unique_ptr<Entry> entry) {
-    const Entry& added = *entry;
-    owned_.push_back(std::move(entry));
-    auto list = std::make_unique<std::vector<const Entry*>>();
-    for (const auto& e : owned_) list->push_back(e.get());
-    current_.store(list.get(), std::memory_order_release);
-    lists_.push_back(std::move(list));
-    return added;
-  }
-
- private:
-  std::atomic<const std::vector<const Entry*>*> current_{nullptr};
-  std::vector<std::unique_ptr<Entry>> owned_;
-  std::vector<std::unique_ptr<const std::vector<const Entry*>>> lists_;
-};
 
 /// One memoized heuristic value: each input it read with what it found, and its value.
 struct MemoEntry {
@@ -69,8 +45,8 @@ struct DecoratorState {
   explicit DecoratorState(const LoadedKernel& kernel);
 
   std::mutex mutex;                                                         ///< serializes adds and the in-flight map
-  std::vector<Published<MemoEntry>> memos;                                  ///< per heuristic, over all layers in order
-  std::vector<Published<TuningEntry>> tunings;                              ///< per layer (autotune layers use theirs)
+  std::vector<PublishedList<const MemoEntry>> memos;                        ///< per heuristic, over all layers in order
+  std::vector<PublishedList<const TuningEntry>> tunings;                    ///< per layer (autotune layers use theirs)
   std::map<std::string, std::shared_future<std::size_t>> tuning_in_flight;  ///< per layer and key
 };
 

@@ -26,7 +26,7 @@ namespace tritonrt::detail {
 
 inline constexpr std::size_t kMaxParams = 256;
 
-/// One function's kernels in one device context, in a lock-free list per function, with
+/// One function's kernels in one device context, in a published list per function, with
 /// what its decorators remember there (heuristics can read the device).
 struct ContextKernels {
   DeviceContext device;
@@ -35,7 +35,6 @@ struct ContextKernels {
   /// it as it makes them, with no hash and no table probe.
   std::atomic<const CacheEntry*> last{nullptr};
   std::unique_ptr<DecoratorState> decorators;  ///< for a decorated kernel
-  ContextKernels* next = nullptr;
 };
 
 /// One launch's working storage, on the stack. Nothing is initialized up front (Arg and
@@ -70,8 +69,7 @@ struct JitFunction::Impl {
 
   // Launch path: one kernel table per device context, found without a lock.
   std::mutex launch_mutex;
-  std::atomic<detail::ContextKernels*> contexts{nullptr};
-  std::vector<std::unique_ptr<detail::ContextKernels>> owned_contexts;
+  detail::PublishedList<detail::ContextKernels> contexts;
 
   // Decorators (decorators.cpp): C++ heuristics set in place of Python ones (one slot per
   // heuristic, over all layers in order), and the memory of calls for explicit targets.
@@ -125,10 +123,11 @@ struct JitFunction::Impl {
                                                        detail::CallFrame& call);
 
   /// This function's kernels in `ctx`, or nullptr before its first launch there; lock-free.
-  [[gnu::always_inline]] inline const detail::ContextKernels* context_of(CUcontext ctx) const noexcept {
-    const detail::ContextKernels* c = contexts.load(std::memory_order_acquire);
-    while (c != nullptr && c->device.context != ctx) c = c->next;
-    return c;
+  [[gnu::always_inline]] inline detail::ContextKernels* context_of(CUcontext ctx) const noexcept {
+    for (detail::ContextKernels* c : contexts.entries()) {
+      if (c->device.context == ctx) return c;
+    }
+    return nullptr;
   }
 
   /// This function's kernels in `ctx`, described on first use.
@@ -258,8 +257,7 @@ bool JitFunction::Impl::matches(const KernelSignature& sig, std::span<const Arg>
 
 const detail::CacheEntry* JitFunction::Impl::find(CUcontext ctx, const detail::OptionsKey& options,
                                                   detail::CallFrame& call) const noexcept {
-  detail::ContextKernels* c = contexts.load(std::memory_order_acquire);
-  while (c != nullptr && c->device.context != ctx) c = c->next;
+  detail::ContextKernels* c = context_of(ctx);
   call.context = c;
   if (c == nullptr) return nullptr;
   return c->table.find(call.hash, detail::padded_codes(call.codes, param_count), call.args, options);

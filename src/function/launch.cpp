@@ -15,12 +15,12 @@ void JitFunction::launch_packed(const LaunchConfig& config, std::span<const Arg>
   detail::CallFrame call;
   const detail::OptionsKey options(config.options);
   const CUcontext ctx = detail::launch_context(config.stream);
-  const detail::ContextKernels* context = impl_->context_of(ctx);
+  detail::ContextKernels* context = impl_->context_of(ctx);
   const detail::CacheEntry* entry = context != nullptr ? context->last.load(std::memory_order_acquire) : nullptr;
   if (entry == nullptr || !impl_->matches(signature_, given, options, *entry, call)) [[unlikely]] {
     entry = impl_->find_or_load(*this, config.options, ctx, options, given, call);
   }
-  call.context = const_cast<detail::ContextKernels*>(context != nullptr ? context : call.context);
+  call.context = context != nullptr ? context : call.context;
   const Grid grid = config.grid_fn ? config.grid_fn(BoundArgs(signature_, call.args)) : config.grid;
   detail::launch_kernel(entry->kernel, call.context->device, grid, call.kernel_params, call.kernel_param_count,
                         config.stream, signature_.name);
@@ -78,24 +78,16 @@ const detail::CacheEntry* JitFunction::Impl::find_or_load(JitFunction& fn, const
 }
 
 detail::ContextKernels& JitFunction::Impl::context_for(CUcontext ctx) {
-  detail::ContextKernels* c = contexts.load(std::memory_order_acquire);
-  while (c != nullptr && c->device.context != ctx) c = c->next;
-  if (c != nullptr) [[likely]]
+  if (detail::ContextKernels* c = context_of(ctx)) [[likely]]
     return *c;
   // First launch in this context: describe it (another thread may have meanwhile).
   detail::GilReleased unlocked;
   std::lock_guard lock(launch_mutex);
-  for (c = contexts.load(std::memory_order_relaxed); c != nullptr; c = c->next) {
-    if (c->device.context == ctx) return *c;
-  }
+  if (detail::ContextKernels* c = context_of(ctx)) return *c;
   auto created = std::make_unique<detail::ContextKernels>();
   created->device = detail::DeviceContext::describe(ctx);
   if (!kernel.layers.empty()) created->decorators = std::make_unique<detail::DecoratorState>(kernel);
-  created->next = contexts.load(std::memory_order_relaxed);
-  c = created.get();
-  owned_contexts.push_back(std::move(created));
-  contexts.store(c, std::memory_order_release);
-  return *c;
+  return contexts.add(std::move(created));
 }
 
 const detail::CacheEntry& JitFunction::Impl::load(JitFunction& fn, const CompileOptions& options, CUcontext ctx,

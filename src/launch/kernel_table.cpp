@@ -1,34 +1,6 @@
 #include "launch/kernel_table.h"
 
-#include <cstring>
-#include <type_traits>
-
 namespace tritonrt::detail {
-bool same_constexpr(const Arg& a, const Arg& b) noexcept {
-  if (a.kind != b.kind) return false;
-  switch (a.kind) {
-    case ArgKind::none:
-    case ArgKind::python_default:
-      return true;
-    case ArgKind::string:
-      return a.size == b.size && std::memcmp(a.value.s, b.value.s, a.size) == 0;
-    case ArgKind::dtype:
-      return a.dtype == b.dtype;
-    default:
-      return a.value.u == b.value.u;
-  }
-}
-
-std::uint64_t constexpr_bits(const Arg& a) noexcept {
-  if (a.kind == ArgKind::string) {
-    std::uint64_t h = kHashSeed;
-    for (std::size_t i = 0; i < a.size; ++i) h = hash_mix(h, static_cast<unsigned char>(a.value.s[i]));
-    return h;
-  }
-  if (a.kind == ArgKind::dtype) return static_cast<std::uint64_t>(a.dtype);
-  if (a.kind == ArgKind::none || a.kind == ArgKind::python_default) return 0;
-  return a.value.u;
-}
 
 CacheEntry::CacheEntry(std::uint64_t h, std::span<const ParamCode> call_codes, std::span<const Arg> args,
                        const OptionsKey& call_options, LoadedFunction loaded)
@@ -51,7 +23,7 @@ CacheEntry::CacheEntry(std::uint64_t h, std::span<const ParamCode> call_codes, s
 
 const CacheEntry* KernelTable::find(std::uint64_t hash, std::span<const ParamCode> codes, std::span<const Arg> args,
                                     const OptionsKey& options) const noexcept {
-  const Slots* t = current_.load(std::memory_order_acquire);
+  const Slots* t = table_.current();
   if (t == nullptr) return nullptr;
   const std::size_t mask = t->slots.size() - 1;
   for (std::size_t i = hash & mask;; i = (i + 1) & mask) {
@@ -73,8 +45,7 @@ const CacheEntry& KernelTable::insert(std::unique_ptr<CacheEntry> added) {
     while (next->slots[i] != nullptr) i = (i + 1) & (capacity - 1);
     next->slots[i] = e.get();
   }
-  current_.store(next.get(), std::memory_order_release);
-  tables_.push_back(std::move(next));
+  table_.publish(std::move(next));
   return ref;
 }
 

@@ -1,9 +1,8 @@
 // One function's kernels loaded in one device context, keyed by specialization. Reads are
-// lock-free (an atomically published, immutable open-addressing table); inserts copy the
-// table under the function's mutex and keep old tables alive until the table dies.
+// lock-free (a published, immutable open-addressing table, common/published.h); inserts copy
+// the table under the function's mutex.
 #pragma once
 
-#include <atomic>
 #include <cstring>
 #include <cstdint>
 #include <memory>
@@ -12,6 +11,8 @@
 #include <vector>
 
 #include "common/compile_options.h"
+#include "common/hashing.h"
+#include "common/published.h"
 #include "common/specialization.h"
 #include "launch/module.h"
 
@@ -53,34 +54,9 @@ class KernelTable {
   struct Slots {
     std::vector<const CacheEntry*> slots;  ///< power of two, at most half full
   };
-  std::atomic<const Slots*> current_{nullptr};
+  Published<Slots> table_;
   std::vector<std::unique_ptr<CacheEntry>> entries_;
-  std::vector<std::unique_ptr<const Slots>> tables_;  ///< readers may hold any of them
 };
-
-/// Hash folding, one word at a time, for a call's specialization key.
-inline constexpr std::uint64_t kHashSeed = 0xcbf29ce484222325ULL;
-inline std::uint64_t hash_mix(std::uint64_t h, std::uint64_t v) noexcept { return (h ^ v) * 0x100000001b3ULL; }
-/// Whether two constexpr arguments are the same value (strings by content).
-bool same_constexpr(const Arg& a, const Arg& b) noexcept;
-/// The value bits of a constexpr argument (strings by content).
-std::uint64_t constexpr_bits(const Arg& a) noexcept;
-/// Folds a constexpr argument's kind and value into `h`.
-[[gnu::always_inline]] inline std::uint64_t hash_constexpr(std::uint64_t h, const Arg& arg) noexcept {
-  return hash_mix(hash_mix(h, static_cast<std::uint64_t>(arg.kind)), constexpr_bits(arg));
-}
-/// A code's 16 bits, for hashing.
-[[gnu::always_inline]] inline std::uint64_t code_bits(ParamCode code) noexcept {
-  return static_cast<std::uint64_t>(code.type) | static_cast<std::uint64_t>(code.key) << 8;
-}
-/// The key's hash: `codes_hash` (each code's bits folded in from kHashSeed), the
-/// constexprs' hash and the options.
-[[gnu::always_inline]] inline std::uint64_t hash_key(std::uint64_t codes_hash, std::uint64_t constexprs,
-                                                     const OptionsKey& options) noexcept {
-  std::uint64_t h = hash_mix(codes_hash, constexprs);
-  for (const std::uint64_t w : options.words) h = hash_mix(h, w);
-  return h ^ (h >> 29);
-}
 
 inline bool CacheEntry::matches(std::span<const ParamCode> call_codes, std::span<const Arg> args,
                                 const OptionsKey& call_options) const {
