@@ -11,6 +11,7 @@
 #include "common/errors.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "common/record_key.h"
 #include "common/trace.h"
 #include "compiler/module_search.h"
 #include "compiler/python_discovery.h"
@@ -113,6 +114,12 @@ std::optional<std::string> make_artifact(CompiledFiles& files, const Target& tar
   artifact.binary_kind = files.binary_kind;
   artifact.cache_dir = files.cache_dir;
   return artifact_problem(artifact, target);
+}
+
+// The index, when it holds `kernel`'s record: its records are filed under keys with that
+// record's fingerprint in front (fingerprinted). nullptr for a kernel not indexed.
+const KernelIndex* indexed(const LoadedKernel& kernel) {
+  return kernel.index_fingerprint.empty() ? nullptr : KernelIndex::get();
 }
 
 // Why a kernel named by module, read from the index, may no longer be what its import
@@ -243,8 +250,8 @@ Artifact compile(const LoadedKernel& kernel, const Target& target, const Compile
       return std::move(*found);
     }
   }
-  const KernelIndex* index = kernel.index_fingerprint.empty() ? nullptr : KernelIndex::get();
-  const std::string index_key = kernel.index_fingerprint + "|" + key;
+  const KernelIndex* index = indexed(kernel);
+  const std::string index_key = fingerprinted(kernel.index_fingerprint, key);
   if (index != nullptr) {
     if (auto found = index->find_artifact(kernel.source, kernel.name, index_key, target)) {
       log_about(LogLevel::debug, site, "artifact for {} found in the index", target.str());
@@ -312,17 +319,17 @@ std::optional<StoredChoice> indexed_choice(const LoadedKernel& kernel, std::size
       return StoredChoice{it->second.first, "the bundle " + kernel.bundle->where()};
     }
   }
-  const KernelIndex* index = kernel.index_fingerprint.empty() ? nullptr : KernelIndex::get();
+  const KernelIndex* index = indexed(kernel);
   if (index == nullptr) return std::nullopt;
-  const auto stored = index->find_choice(kernel.source, kernel.name, kernel.index_fingerprint + "|" + key);
+  const auto stored = index->find_choice(kernel.source, kernel.name, fingerprinted(kernel.index_fingerprint, key));
   if (!stored || !valid(stored->first, stored->second)) return std::nullopt;
   return StoredChoice{stored->first, "tritonrt's index"};
 }
 
 void index_choice(const LoadedKernel& kernel, std::size_t layer, const std::string& key, std::size_t config) {
-  const KernelIndex* index = kernel.index_fingerprint.empty() ? nullptr : KernelIndex::get();
+  const KernelIndex* index = indexed(kernel);
   if (index == nullptr) return;
-  index->put_choice(kernel.source, kernel.name, kernel.index_fingerprint + "|" + key, config,
+  index->put_choice(kernel.source, kernel.name, fingerprinted(kernel.index_fingerprint, key), config,
                     kernel.layers.at(layer).configs.at(config).text);
 }
 
@@ -331,15 +338,15 @@ std::vector<std::string> stored_heuristic_values(const LoadedKernel& kernel, con
     const auto it = kernel.bundle->heuristics.find(key);
     return it != kernel.bundle->heuristics.end() ? it->second : std::vector<std::string>{};
   }
-  const KernelIndex* index = kernel.index_fingerprint.empty() ? nullptr : KernelIndex::get();
+  const KernelIndex* index = indexed(kernel);
   if (index == nullptr) return {};
-  return index->find_heuristic(kernel.source, kernel.name, kernel.index_fingerprint + "|" + key);
+  return index->find_heuristic(kernel.source, kernel.name, fingerprinted(kernel.index_fingerprint, key));
 }
 
 void store_heuristic_value(const LoadedKernel& kernel, const std::string& key, const std::string& entry) {
-  const KernelIndex* index = kernel.index_fingerprint.empty() ? nullptr : KernelIndex::get();
+  const KernelIndex* index = indexed(kernel);
   if (index == nullptr) return;
-  index->put_heuristic(kernel.source, kernel.name, kernel.index_fingerprint + "|" + key, entry);
+  index->put_heuristic(kernel.source, kernel.name, fingerprinted(kernel.index_fingerprint, key), entry);
 }
 
 GilReleased::GilReleased() {

@@ -14,6 +14,7 @@
 
 #include "common/compile_options.h"
 #include "common/errors.h"
+#include "common/record_key.h"
 #include "common/log.h"
 #include "common/trace.h"
 #include "function/jit_function_impl.h"
@@ -316,8 +317,7 @@ std::unique_ptr<detail::MemoEntry> from_stored_form(const std::string& text, std
 
 // What heuristic `memo`'s stored values are found by on `device`.
 std::string stored_key(std::size_t memo, const detail::DeviceContext& device) {
-  return "heuristic " + std::to_string(memo) + "|" + device.target.str() + "|" +
-         std::to_string(device.multiprocessors) + " SMs";
+  return detail::RecordKey::heuristic(memo, device.target.str(), device.multiprocessors).text();
 }
 
 }  // namespace
@@ -618,7 +618,7 @@ std::size_t JitFunction::Impl::run_tuning(std::size_t layer, const std::vector<A
   // A choice made before, by this or another process (or bundled), for the same sources,
   // target and key:
   // taken as Triton takes its in-memory one (no pruning, no timing, no Python).
-  const std::string choice_key = "autotune " + std::to_string(layer) + "|" + target.str() + "|" + key_text(key);
+  const std::string choice_key = detail::RecordKey::choice(layer, target.str(), key_text(key)).text();
   if (const auto stored = detail::indexed_choice(kernel, layer, choice_key)) {
     say("tuning result for key {} read from {}: {}", key_text(key), stored->where, tuner.configs[stored->config].text);
     return stored->config;

@@ -10,6 +10,7 @@
 #include "function/jit_function_impl.h"
 #include "common/compile_options.h"
 #include "common/errors.h"
+#include "common/record_key.h"
 #include "common/specialization.h"
 
 namespace tritonrt {
@@ -178,7 +179,8 @@ std::shared_ptr<const Artifact> JitFunction::Impl::compile(const KernelSignature
     params[i].key = spec.params[i].key;
     params[i].value = bound[i];
   }
-  const std::string key = target.str() + "|" + detail::OptionsKey(options).text() + "|" + spec.repr();
+  const std::string key =
+      detail::RecordKey::artifact(target.str(), detail::OptionsKey(options).text(), spec.repr()).text();
 
   detail::GilReleased unlocked;  // waiting on another thread's compilation must not hold the GIL
   std::promise<std::shared_ptr<const Artifact>> promise;

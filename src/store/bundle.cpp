@@ -13,6 +13,7 @@
 #include "common/errors.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "common/record_key.h"
 #include "common/sha256.h"
 #include "store/files.h"
 #include "store/index.h"
@@ -389,10 +390,12 @@ bool wanted_kernel(const BundleFilter& filter, const detail::IndexListing& listi
   });
 }
 
+// Whether the record filed under `key` (an artifact, choice or heuristic value) is for a
+// target the filter takes.
 bool wanted_target(const BundleFilter& filter, std::string_view key) {
-  const std::string_view target = key.substr(0, key.find('|'));
-  return filter.targets.empty() ||
-         std::any_of(filter.targets.begin(), filter.targets.end(), [&](const Target& t) { return t.str() == target; });
+  const auto parsed = detail::RecordKey::parse(key);
+  return filter.targets.empty() || (parsed && std::any_of(filter.targets.begin(), filter.targets.end(),
+                                                          [&](const Target& t) { return t.str() == parsed->target; }));
 }
 
 }  // namespace
@@ -442,13 +445,12 @@ BundleInfo create_bundle(const std::filesystem::path& out, const BundleFilter& f
     }
     nlohmann::json choices = nlohmann::json::array();
     for (const auto& c : listing.choices) {
-      const std::string_view rest = std::string_view(c.key).substr(c.key.find('|') + 1);  // after "autotune <layer>"
-      if (wanted_target(filter, rest)) choices.push_back({{"key", c.key}, {"config", c.config}, {"text", c.text}});
+      if (wanted_target(filter, c.key)) choices.push_back({{"key", c.key}, {"config", c.config}, {"text", c.text}});
     }
     nlohmann::json heuristics = nlohmann::json::object();
     std::size_t heuristic_values = 0;
     for (const auto& [key, entries] : listing.heuristics) {
-      if (!wanted_target(filter, std::string_view(key).substr(key.find('|') + 1))) continue;  // after "heuristic <n>"
+      if (!wanted_target(filter, key)) continue;
       heuristics[key] = entries;
       heuristic_values += entries.size();
     }

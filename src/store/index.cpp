@@ -16,6 +16,7 @@
 #include "common/errors.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "common/record_key.h"
 #include "common/sha256.h"
 #include "store/files.h"
 #include "store/triton_cache.h"
@@ -409,7 +410,7 @@ void KernelIndex::remove_stale(const std::filesystem::path& kernel_dir, const st
       const auto found = read_record_file(path, extension.substr(1), false);
       const auto* r = std::get_if<IndexRecord>(&found);
       const std::string key = r != nullptr ? record_key(*r, extension.substr(1)) : "";
-      stale = !key.empty() && !key.starts_with(fingerprint + "|");
+      stale = !key.empty() && !key_of_record(key, fingerprint);
     }
     if (stale) std::filesystem::remove(path, local);
   }
@@ -559,7 +560,6 @@ std::vector<IndexListing> KernelIndex::list(std::vector<std::string>& skipped) c
       continue;
     }
     listing.kernel = std::move(*kernel);
-    const std::string prefix = listing.kernel.fingerprint + "|";
     std::vector<std::filesystem::path> files;
     for (auto it = std::filesystem::directory_iterator(kernel_dir, ec);
          !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
@@ -571,9 +571,10 @@ std::vector<IndexListing> KernelIndex::list(std::vector<std::string>& skipped) c
       if (extension != ".artifact" && extension != ".choice" && extension != ".heuristic") continue;
       auto found = load(path, extension.substr(1), listing.name, why);
       if (!found) continue;
-      const std::string key = record_key(*found, extension.substr(1));
-      if (!key.starts_with(prefix)) continue;  // compiled from earlier sources, or unreadable
-      const std::string rest = key.substr(prefix.size());
+      const std::string filed = record_key(*found, extension.substr(1));
+      const auto key = key_of_record(filed, listing.kernel.fingerprint);
+      if (!key) continue;  // compiled from earlier sources, or unreadable
+      const std::string rest(*key);
       if (extension == ".heuristic") {
         listing.heuristics.emplace_back(rest, heuristic_values_from(*found));
       } else if (extension == ".choice") {
@@ -581,7 +582,9 @@ std::vector<IndexListing> KernelIndex::list(std::vector<std::string>& skipped) c
       } else {
         try {
           std::string problem;
-          const Target target = Target::parse(rest.substr(0, rest.find('|')));
+          const auto parsed = RecordKey::parse(rest);
+          if (!parsed) continue;
+          const Target target = Target::parse(parsed->target);
           if (auto artifact = artifact_from(*found, path, target, problem)) {
             listing.artifacts.emplace_back(rest, std::move(*artifact));
           } else {
