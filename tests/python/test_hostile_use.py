@@ -189,6 +189,31 @@ def test_an_index_file_that_is_not_a_record_is_set_aside_without_waiting(run, tm
         assert result.max_rss_kib < 1 << 20, f"{result.max_rss_kib} KiB: the file was read into memory"
 
 
+def cache_entry_of(result):
+    return Path(re.search(r"^stored in\s+(\S+)$", result.stdout, re.M).group(1))
+
+
+def test_a_fifo_in_tritons_cache_entry_is_set_aside_before_triton_reads_it(run, tmp_path):
+    first = run("compile", FILL, *FILL_CALL, env={"TRITONRT_INDEX": "off"})
+    entry = cache_entry_of(first)
+    (entry / "fill.json").unlink()
+    os.mkfifo(entry / "fill.json")  # a file Triton's group file lists: it would open it and wait
+    result = run("compile", FILL, *FILL_CALL, env={"TRITONRT_INDEX": "off"}, timeout=120)
+    assert hash_of(result) == hash_of(first)
+    assert "'fill.json' in it is not a regular file" in result.stderr and "set aside" in result.stderr
+
+
+def test_a_writers_folder_in_tritons_cache_entry_is_left_alone(run, tmp_path):
+    # Triton writes a file into a tmp.pid_* folder of the entry, then renames it out: a
+    # compile meanwhile must not take the entry for damaged (and move it from under the writer).
+    first = run("compile", FILL, *FILL_CALL, env={"TRITONRT_INDEX": "off"})
+    entry = cache_entry_of(first)
+    (entry / "tmp.pid_1_writing").mkdir()
+    result = run("compile", FILL, *FILL_CALL, env={"TRITONRT_INDEX": "off"})
+    assert hash_of(result) == hash_of(first) and "set aside" not in result.stderr
+    assert (entry / "tmp.pid_1_writing").is_dir()
+
+
 def test_a_fifo_as_calls_file_is_refused(run, tmp_path):
     os.mkfifo(tmp_path / "calls.json")
     result = run("bundle", "create", tmp_path / "x.trb", "--calls", tmp_path / "calls.json", "--target", "cuda:90",

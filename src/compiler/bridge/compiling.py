@@ -54,7 +54,8 @@ _MAX_CACHE_FILE = 1 << 30  # what tritonrt lets Triton read of one cache file (s
 
 def _cache_entry_problem(folder):
     """Why Triton must not read the cache entry `folder` (a file in it that is not a regular
-    file, which could block or never end, or one larger than any artifact), or None."""
+    file, which could block or never end, or one larger than any artifact), or None. Folders
+    in it are left alone: Triton reads none, and writers put their files there first."""
     import stat
     try:
         names = os.listdir(folder)
@@ -64,8 +65,10 @@ def _cache_entry_problem(folder):
         return f"its folder cannot be listed: {one_line(e).decode()}"
     for name in names:
         try:
-            info = os.lstat(os.path.join(folder, name))
+            info = os.stat(os.path.join(folder, name))  # what Triton would open, links followed
         except OSError:
+            continue
+        if stat.S_ISDIR(info.st_mode):
             continue
         if not stat.S_ISREG(info.st_mode):
             return f"'{name}' in it is not a regular file"
