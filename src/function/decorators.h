@@ -1,11 +1,13 @@
-// What a kernel's decorators remember between calls, per device context: each heuristic's
-// values, memoized on what it read, and each autotuner's choice per tuning key. Both are
-// read without a lock (published, immutable lists); adding to them is rare and locked.
+// A decorated call resolved as Triton's runtime resolves it: the decorators applied outermost
+// first, each seeing the values the ones outside it set (heuristics.h, autotune.h). What the
+// decorators remember between calls is kept per device context: each heuristic's values,
+// memoized on what it read, and each autotuner's choice per tuning key, both read without a
+// lock (published lists); adding to them is rare and locked.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <future>
 #include <map>
 #include <memory>
@@ -14,10 +16,15 @@
 #include <string>
 #include <vector>
 
+#include "common/errors.h"
 #include "common/published.h"
 #include "compiler/compiler.h"
+#include "launch/context.h"
+#include "tritonrt/launch.h"
 
 namespace tritonrt::detail {
+
+inline constexpr std::size_t kMaxParams = 256;
 
 /// One memoized heuristic value: each input it read with what it found, and its value.
 struct MemoEntry {
@@ -49,5 +56,73 @@ struct DecoratorState {
   std::vector<PublishedList<const TuningEntry>> tunings;                    ///< per layer (autotune layers use theirs)
   std::map<std::string, std::shared_future<std::size_t>> tuning_in_flight;  ///< per layer and key
 };
+
+/// A heuristic computed in C++ instead of Python (JitFunction::set_heuristic).
+using CppHeuristic = std::function<Arg(const BoundArgs&)>;
+
+/// A decorated call being resolved: the full argument list, filled in by the call, then by
+/// each decorator (heuristics' values, a tuned config's), then defaults; which parameters have
+/// a value (Triton's presence: defaults do not count) and in what order (its tuning key lists
+/// dtypes in that order); the options decorators set; where it runs.
+struct Resolution {
+  Resolution(const LoadedKernel& k, Arg* a, CompileOptions& o, DecoratorState& s, const DeviceContext* d)
+      : kernel(k), args(a), options(o), state(s), device(d) {}
+  /// A copy of `from` (presence and order) over other storage: a config's trial.
+  Resolution(Arg* a, CompileOptions& o, const Resolution& from)
+      : kernel(from.kernel),
+        args(a),
+        options(o),
+        state(from.state),
+        device(from.device),
+        count(from.count),
+        passed_count(from.passed_count),
+        launch(from.launch) {
+    std::copy(from.passed, from.passed + from.count, passed);
+    std::copy(from.order, from.order + from.passed_count, order);
+  }
+
+  const LoadedKernel& kernel;
+  Arg* args;
+  CompileOptions& options;
+  DecoratorState& state;
+  const DeviceContext* device;  ///< the launch's device context; null for explicit targets
+  std::size_t count = 0;        ///< parameters, as bind_call set them up
+  bool passed[kMaxParams];      ///< only the first `count` are written
+  std::uint16_t order[kMaxParams];
+  std::size_t passed_count = 0;
+  const LaunchConfig* launch = nullptr;                       ///< the launch's grid and stream (null: no launch)
+  std::deque<std::string> strings;                            ///< behind values that serve this call only
+  const std::vector<CppHeuristic>* cpp_heuristics = nullptr;  ///< by heuristic number, over all layers
+
+  void pass(std::size_t param, const Arg& value) {
+    args[param] = value;
+    if (!passed[param]) order[passed_count++] = static_cast<std::uint16_t>(param);
+    passed[param] = true;
+  }
+  std::span<const Arg> bound() const { return {args, count}; }
+};
+
+/// The call's arguments bound into `r` (the parameters no decorator sets, then defaults for
+/// those omitted: a value heuristics see, not a passed one); throws ArgumentError.
+void bind_call(std::span<const Arg> given, Resolution& r);
+/// Each parameter still without a value gets its default; one without a default is an error.
+void fill_unset(Resolution& r);
+
+/// The arguments Python code around the kernel is shown (heuristics, hooks, pruning): those
+/// with a value, tensors with their shapes (kept in `shapes`).
+std::vector<PythonArg> python_args(const Resolution& r, std::vector<TensorShape>& shapes);
+/// A tensor argument's shape (through the installed inspector); dims -1 when unknown.
+TensorShape shape_of(const Arg& a);
+/// Whether two values are the same for a memo or a tuning key (strings by content).
+bool same_value(const Arg& a, const Arg& b);
+/// `a`, with a string's text copied into `strings` so that it outlives the call it came from.
+Arg kept(const Arg& a, std::deque<std::string>& strings);
+/// Sets the compile option `name` (Triton's name) from a decorator's value; false if there is none.
+bool set_option(CompileOptions& options, std::string_view name, const Arg& value, const ErrorSite& site);
+/// Merges the options a decorator sets into the call's; an option the caller set to another
+/// value is an error, as Triton's "multiple values for keyword argument". `by` names the
+/// decorator (called only for that error).
+void merge_options(CompileOptions& into, const CompileOptions& from, const ErrorSite& site,
+                   const std::function<std::string()>& by);
 
 }  // namespace tritonrt::detail

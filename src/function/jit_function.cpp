@@ -82,8 +82,8 @@ std::unique_ptr<JitFunction::ResolvedArgs> JitFunction::resolve_for_target(const
   out->options = options;
   out->args = given;
   if (impl_->kernel.layers.empty()) return out;
-  Impl::Resolution r(out->frame.bound(), out->options, *impl_->host_decorators, nullptr);
-  impl_->resolve(given, r, *this);
+  detail::Resolution r(impl_->kernel, out->frame.bound(), out->options, *impl_->host_decorators, nullptr);
+  impl_->resolve(given, r);
   out->args = std::span<const Arg>(out->frame.bound(), impl_->param_count);
   return out;
 }
@@ -131,19 +131,21 @@ std::vector<ConfigArtifact> JitFunction::compile_configs_packed(const Target& ta
   // and under it applied as a launch would apply them.
   std::vector<Arg> outer(impl_->param_count);
   CompileOptions outer_options = options;
-  Impl::Resolution r(outer.data(), outer_options, *impl_->host_decorators, nullptr);
-  impl_->bind_call(given, r);
-  impl_->apply_layers(0, layer, r, *this);
+  detail::Resolution r(impl_->kernel, outer.data(), outer_options, *impl_->host_decorators, nullptr);
+  r.cpp_heuristics = &impl_->cpp_heuristics;
+  detail::bind_call(given, r);
+  impl_->apply_layers(0, layer, r);
+  const detail::Autotune autotune(impl_->kernel, layer);
   std::vector<ConfigArtifact> out;
-  for (const std::size_t c : impl_->candidates(layer, r)) {
+  for (const std::size_t c : autotune.candidates(r)) {
     ConfigArtifact result;
     result.config = tuner->configs[c].text;
     std::vector<Arg> args = outer;
     CompileOptions config_options = outer_options;
-    Impl::Resolution trial(args.data(), config_options, r);
-    impl_->apply_config(layer, c, trial);
-    impl_->apply_layers(layer + 1, layers.size(), trial, *this);
-    impl_->fill_unset(trial);
+    detail::Resolution trial(args.data(), config_options, r);
+    autotune.apply(c, trial);
+    impl_->apply_layers(layer + 1, layers.size(), trial);
+    detail::fill_unset(trial);
     try {
       result.artifact = impl_->compile(signature_, target, config_options, std::span<const Arg>(args));
     } catch (const CompileError& e) {

@@ -17,14 +17,13 @@
 
 #include "common/compile_options.h"
 #include "compiler/compiler.h"
+#include "function/autotune.h"
 #include "function/decorators.h"
 #include "launch/context.h"
 #include "launch/kernel_table.h"
 #include "tritonrt/jit_function.h"
 
 namespace tritonrt::detail {
-
-inline constexpr std::size_t kMaxParams = 256;
 
 /// One function's kernels in one device context, in a published list per function, with
 /// what its decorators remember there (heuristics can read the device).
@@ -57,7 +56,7 @@ struct CallFrame {
 
 namespace tritonrt {
 
-struct JitFunction::Impl {
+struct JitFunction::Impl final : detail::TrialMaker {
   detail::LoadedKernel kernel;
   const detail::SpecializationRules* triton_rules = nullptr;
   std::size_t param_count = 0;
@@ -73,42 +72,17 @@ struct JitFunction::Impl {
 
   // Decorators (decorators.cpp): C++ heuristics set in place of Python ones (one slot per
   // heuristic, over all layers in order), and the memory of calls for explicit targets.
-  std::vector<std::function<Arg(const BoundArgs&)>> cpp_heuristics;
+  std::vector<detail::CppHeuristic> cpp_heuristics;
   std::unique_ptr<detail::DecoratorState> host_decorators;
-
-  struct Resolution;
-  /// One autotune config ready to launch repeatedly while tuning.
-  struct Candidate {
-    std::vector<Arg> args;
-    CompileOptions options;
-    std::unique_ptr<Resolution> trial;  ///< its resolution, which hooks are shown
-    std::unique_ptr<detail::CallFrame> frame;
-    const detail::CacheEntry* entry = nullptr;
-    Grid grid;
-    void* stream = nullptr;
-    const Resolution& resolution() const { return *trial; }
-    void launch(std::string_view kernel_name);
-  };
 
   /// Resolves a decorated call: the caller's arguments bound, then the decorators applied
   /// outermost first (heuristics, tuned configs), then defaults for what none set.
-  void resolve(std::span<const Arg> given, Resolution& r, JitFunction& fn);
-  void bind_call(std::span<const Arg> given, Resolution& r) const;
-  void apply_layers(std::size_t first, std::size_t last, Resolution& r, JitFunction& fn);
-  void apply_config(std::size_t layer, std::size_t config, Resolution& r) const;
-  void fill_unset(Resolution& r) const;
-  Arg heuristic(std::size_t layer, std::size_t index, std::size_t memo, Resolution& r);
-  [[gnu::cold]] Arg heuristic_miss(std::size_t layer, std::size_t index, std::size_t memo, Resolution& r);
-  std::vector<detail::PythonArg> python_args(const Arg* args, std::vector<TensorShape>& shapes) const;
-  std::size_t tuned_config(std::size_t layer, Resolution& r, JitFunction& fn);
-  [[gnu::cold]] std::size_t tune(std::size_t layer, std::vector<Arg> key, std::uint64_t hash, Resolution& r,
-                                 JitFunction& fn);
-  std::size_t run_tuning(std::size_t layer, const std::vector<Arg>& key, Resolution& r, JitFunction& fn);
-  /// The configs of autotune layer `layer` a call tries: all, or those its pruning keeps.
-  std::vector<std::size_t> candidates(std::size_t layer, const Resolution& r) const;
-  Candidate prepare_candidate(std::size_t layer, std::size_t config, const Resolution& r, JitFunction& fn);
-  void run_hook(std::size_t layer, const char* which, const Resolution& r, std::ptrdiff_t config,
-                bool reset_only) const;
+  void resolve(std::span<const Arg> given, detail::Resolution& r);
+  /// Applies decorator layers [first, last) to `r`.
+  void apply_layers(std::size_t first, std::size_t last, detail::Resolution& r);
+  /// An autotune config's trial (autotune.h), made through this function's prepare, find and load.
+  struct Candidate;
+  std::unique_ptr<detail::Trial> trial(std::size_t layer, std::size_t config, const detail::Resolution& r) override;
 
   /// Triton's specialization of a call whose every argument is bound (no decorators).
   Specialization specialize(const KernelSignature& sig, std::span<const Arg> args) const;
@@ -118,7 +92,7 @@ struct JitFunction::Impl {
 
   /// The general path of a launch: prepare, find in the context's table, load on a miss;
   /// remembers the entry as the context's last.
-  [[gnu::cold]] const detail::CacheEntry* find_or_load(JitFunction& fn, const CompileOptions& options, CUcontext ctx,
+  [[gnu::cold]] const detail::CacheEntry* find_or_load(const CompileOptions& options, CUcontext ctx,
                                                        const detail::OptionsKey& key, std::span<const Arg> given,
                                                        detail::CallFrame& call);
 
@@ -150,45 +124,8 @@ struct JitFunction::Impl {
 
   /// The miss path: compiles (or finds) the call's artifact, loads it into `ctx` and
   /// publishes the entry; once per key, however many threads miss together.
-  [[gnu::cold]] const detail::CacheEntry& load(JitFunction& fn, const CompileOptions& options, CUcontext ctx,
+  [[gnu::cold]] const detail::CacheEntry& load(const CompileOptions& options, CUcontext ctx,
                                                const detail::OptionsKey& key, detail::CallFrame& call);
-};
-
-// What a resolution works on: the full argument list being filled in, which parameters the
-// call or a decorator has given a value (Triton's presence: defaults are not), and in what
-// order (Triton's tuning key lists dtypes in that order).
-struct JitFunction::Impl::Resolution {
-  Resolution(Arg* a, CompileOptions& o, detail::DecoratorState& s, detail::ContextKernels* c)
-      : args(a), options(o), state(s), context(c) {}
-  /// A copy of `from` (presence and order) over other storage: a config's trial.
-  Resolution(Arg* a, CompileOptions& o, const Resolution& from)
-      : args(a),
-        options(o),
-        state(from.state),
-        context(from.context),
-        count(from.count),
-        passed_count(from.passed_count),
-        launch(from.launch) {
-    std::copy(from.passed, from.passed + from.count, passed);
-    std::copy(from.order, from.order + from.passed_count, order);
-  }
-
-  Arg* args;
-  CompileOptions& options;
-  detail::DecoratorState& state;
-  detail::ContextKernels* context;  ///< the launch's device context; null for explicit targets
-  std::size_t count = 0;            ///< parameters, as bind_call set them up
-  bool passed[detail::kMaxParams];  ///< only the first `count` are written
-  std::uint16_t order[detail::kMaxParams];
-  std::size_t passed_count = 0;
-  const LaunchConfig* launch = nullptr;  ///< the launch's grid and stream (null: no launch)
-  std::deque<std::string> strings;       ///< behind values that serve this call only
-
-  void pass(std::size_t param, const Arg& value) {
-    args[param] = value;
-    if (!passed[param]) order[passed_count++] = static_cast<std::uint16_t>(param);
-    passed[param] = true;
-  }
 };
 
 void JitFunction::Impl::prepare(const KernelSignature& sig, std::span<const Arg> given,

@@ -18,7 +18,7 @@ void JitFunction::launch_packed(const LaunchConfig& config, std::span<const Arg>
   detail::ContextKernels* context = impl_->context_of(ctx);
   const detail::CacheEntry* entry = context != nullptr ? context->last.load(std::memory_order_acquire) : nullptr;
   if (entry == nullptr || !impl_->matches(signature_, given, options, *entry, call)) [[unlikely]] {
-    entry = impl_->find_or_load(*this, config.options, ctx, options, given, call);
+    entry = impl_->find_or_load(config.options, ctx, options, given, call);
   }
   call.context = context != nullptr ? context : call.context;
   const Grid grid = config.grid_fn ? config.grid_fn(BoundArgs(signature_, call.args)) : config.grid;
@@ -32,14 +32,14 @@ void JitFunction::launch_decorated(const LaunchConfig& config, std::span<const A
   const CUcontext ctx = detail::launch_context(config.stream);
   detail::ContextKernels& context = impl_->context_for(ctx);
   CompileOptions resolved = config.options;
-  Impl::Resolution r(call.bound(), resolved, *context.decorators, &context);
+  detail::Resolution r(impl_->kernel, call.bound(), resolved, *context.decorators, &context.device);
   r.launch = &config;
-  impl_->resolve(given, r, *this);
+  impl_->resolve(given, r);
   const detail::OptionsKey options(resolved);
   const std::span<const Arg> args(call.bound(), impl_->param_count);
   const detail::CacheEntry* entry = context.last.load(std::memory_order_acquire);
   if (entry == nullptr || !impl_->matches(signature_, args, options, *entry, call)) [[unlikely]] {
-    entry = impl_->find_or_load(*this, resolved, ctx, options, args, call);
+    entry = impl_->find_or_load(resolved, ctx, options, args, call);
   }
   call.context = &context;
   const Grid grid = config.grid_fn ? config.grid_fn(BoundArgs(signature_, call.args)) : config.grid;
@@ -55,24 +55,24 @@ std::shared_ptr<const Artifact> JitFunction::artifact_for_packed(const LaunchCon
   std::span<const Arg> args = given;
   if (!impl_->kernel.layers.empty()) {
     detail::ContextKernels& context = impl_->context_for(ctx);
-    Impl::Resolution r(call.bound(), resolved, *context.decorators, &context);
+    detail::Resolution r(impl_->kernel, call.bound(), resolved, *context.decorators, &context.device);
     r.launch = &config;
-    impl_->resolve(given, r, *this);
+    impl_->resolve(given, r);
     args = std::span<const Arg>(call.bound(), impl_->param_count);
   }
   const detail::OptionsKey options(resolved);
   impl_->prepare(signature_, args, options, call);
   const detail::CacheEntry* entry = impl_->find(ctx, options, call);
-  if (entry == nullptr) entry = &impl_->load(*this, resolved, ctx, options, call);
+  if (entry == nullptr) entry = &impl_->load(resolved, ctx, options, call);
   return entry->kernel.artifact;
 }
 
-const detail::CacheEntry* JitFunction::Impl::find_or_load(JitFunction& fn, const CompileOptions& options, CUcontext ctx,
+const detail::CacheEntry* JitFunction::Impl::find_or_load(const CompileOptions& options, CUcontext ctx,
                                                           const detail::OptionsKey& key, std::span<const Arg> given,
                                                           detail::CallFrame& call) {
-  prepare(fn.signature_, given, key, call);
+  prepare(kernel.signature, given, key, call);
   const detail::CacheEntry* entry = find(ctx, key, call);
-  if (entry == nullptr) entry = &load(fn, options, ctx, key, call);
+  if (entry == nullptr) entry = &load(options, ctx, key, call);
   call.context->last.store(entry, std::memory_order_release);  // the next call checks against it first
   return entry;
 }
@@ -90,15 +90,15 @@ detail::ContextKernels& JitFunction::Impl::context_for(CUcontext ctx) {
   return contexts.add(std::move(created));
 }
 
-const detail::CacheEntry& JitFunction::Impl::load(JitFunction& fn, const CompileOptions& options, CUcontext ctx,
+const detail::CacheEntry& JitFunction::Impl::load(const CompileOptions& options, CUcontext ctx,
                                                   const detail::OptionsKey& key, detail::CallFrame& call) {
   if (call.context == nullptr) call.context = &context_for(ctx);
   detail::GilReleased unlocked;  // the compile may need the GIL another thread waits here with
   std::lock_guard lock(launch_mutex);
   const auto codes = detail::padded_codes(call.codes, param_count);
   if (const auto* hit = call.context->table.find(call.hash, codes, call.args, key)) return *hit;
-  auto artifact = compile(fn.signature_, call.context->device.target, options, call.args);
-  auto loaded = detail::load_function(call.context->device, std::move(artifact), fn.signature_.name);
+  auto artifact = compile(kernel.signature, call.context->device.target, options, call.args);
+  auto loaded = detail::load_function(call.context->device, std::move(artifact), kernel.signature.name);
   return call.context->table.insert(
       std::make_unique<detail::CacheEntry>(call.hash, codes, call.args, key, std::move(loaded)));
 }

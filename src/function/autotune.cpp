@@ -1,0 +1,344 @@
+#include "function/autotune.h"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+#include "common/hashing.h"
+#include "common/log.h"
+#include "common/record_key.h"
+#include "common/trace.h"
+#include "launch/benchmark.h"
+#include "launch/device_memory.h"
+
+namespace tritonrt::detail {
+namespace {
+
+// The bytes a pointer argument spans, for reset_to_zero and restore_value; 0 when unknown.
+std::size_t extent_of(const Arg& a) {
+  if (a.kind != ArgKind::pointer) return 0;
+  return a.source == ArgSource::tensor ? shape_of(a).bytes : a.size;
+}
+
+// CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (too many registers for the block): Triton's OutOfResources.
+constexpr int kLaunchOutOfResources = 701;
+
+// Lexicographic over (median, 20th, 80th percentile), as Triton's min over its timing lists.
+bool faster(const std::array<double, 3>& a, const std::array<double, 3>& b) { return a < b; }
+
+// The tuning key as Python prints Triton's tuple, for messages.
+std::string key_text(const std::vector<Arg>& key) {
+  std::string text = "(";
+  for (std::size_t i = 0; i < key.size(); ++i) {
+    if (i) text += ", ";
+    const Arg& a = key[i];
+    if (a.kind == ArgKind::dtype) {
+      text += "'" + dtype_text(a.dtype, a.source) + "'";
+    } else if (a.kind == ArgKind::string) {
+      text += "'" + std::string(a.value.s, a.size) + "'";
+    } else {
+      text += python_repr(a, {});
+    }
+  }
+  return text + (key.size() == 1 ? ",)" : ")");
+}
+
+// Whether a config's failure skips it, as Triton skips a config that does not compile or
+// does not fit the device.
+bool skippable(const Error& e) {
+  const auto* driver = dynamic_cast<const DriverError*>(&e);
+  return dynamic_cast<const CompileError*>(&e) != nullptr || dynamic_cast<const ResourceError*>(&e) != nullptr ||
+         (driver != nullptr && driver->code() == kLaunchOutOfResources);
+}
+
+// Tuning's progress lines: at info level, or whatever the level with TRITON_PRINT_AUTOTUNING.
+class Progress {
+ public:
+  Progress(const LoadedKernel& kernel, std::size_t layer)
+      : site_{kernel.signature.name}, verbose_(kernel.layers[layer].print || log_enabled(LogLevel::info)) {}
+  template <class... Args>
+  void say(fmt::format_string<Args...> format, Args&&... args) const {
+    if (verbose_) write_log(LogLevel::info, message_about(site_, fmt::format(format, std::forward<Args>(args)...)));
+  }
+
+ private:
+  ErrorSite site_;
+  bool verbose_;
+};
+
+// What a tuner does around each timed launch in place of user hooks: the arguments of
+// reset_to_zero zeroed, those of restore_value copied aside and back.
+class ArgumentRestore {
+ public:
+  ArgumentRestore(const LoadedKernel& kernel, const DecoratorLayer& tuner, const Resolution& r, void* stream)
+      : stream_(stream) {
+    if (tuner.user_pre_hook) return;  // the tuner's own hooks do it
+    const auto extent = [&](std::size_t p, const char* list) {
+      const std::size_t bytes = extent_of(r.args[p]);
+      if (bytes == 0) {
+        raise<ArgumentError>(param_site(kernel.signature, p),
+                             "is in the autotuner's {}: tritonrt must know how many bytes it spans (pass a tensor "
+                             "through tritonrt/torch.h, or tritonrt::DevicePtr{{address, dtype, bytes}})",
+                             list);
+      }
+      return std::make_pair(r.args[p].value.u, bytes);
+    };
+    for (const std::size_t p : tuner.reset_to_zero) zeroed_.push_back(extent(p, "reset_to_zero"));
+    for (const std::size_t p : tuner.restore_value) restored_.push_back(extent(p, "restore_value"));
+    for (const auto& [address, bytes] : restored_) copies_.push_back(std::make_unique<StreamBuffer>(bytes, stream));
+  }
+  void before() const {
+    for (const auto& [address, bytes] : zeroed_) zero_async(address, bytes, stream_);
+    for (std::size_t k = 0; k < restored_.size(); ++k) {
+      copy_async(copies_[k]->address(), restored_[k].first, restored_[k].second, stream_);
+    }
+  }
+  void after() const {
+    for (std::size_t k = 0; k < restored_.size(); ++k) {
+      copy_async(restored_[k].first, copies_[k]->address(), restored_[k].second, stream_);
+    }
+  }
+
+ private:
+  void* stream_;
+  std::vector<std::pair<std::uint64_t, std::size_t>> zeroed_, restored_;
+  std::vector<std::unique_ptr<StreamBuffer>> copies_;
+};
+
+}  // namespace
+
+std::size_t Autotune::choose(Resolution& r, TrialMaker& function) const {
+  const auto& tuner = kernel_.layers[layer_];
+  if (tuner.configs.size() == 1) return 0;  // as Triton: one config is used without tuning
+  // Triton's key: the values of the key parameters the call gives, then the dtype of every
+  // pointer argument it gives, in the order given. Stack storage, written only as used.
+  alignas(Arg) std::byte storage[sizeof(Arg) * kMaxParams * 2];
+  Arg* key_args = reinterpret_cast<Arg*>(storage);
+  std::size_t count = 0;
+  for (const std::size_t k : tuner.keys) {
+    if (r.passed[k]) key_args[count++] = r.args[k];
+  }
+  for (std::size_t i = 0; i < r.passed_count; ++i) {
+    const Arg& a = r.args[r.order[i]];
+    if (a.kind != ArgKind::pointer) continue;
+    Arg dtype;  // the dtype, with where it came from: Triton keys on str(arg.dtype)
+    dtype.kind = ArgKind::dtype;
+    dtype.dtype = a.dtype;
+    dtype.source = a.source;
+    key_args[count++] = dtype;
+  }
+  const std::span<const Arg> key(key_args, count);
+  std::uint64_t hash = kHashSeed;
+  for (const Arg& a : key) hash = hash_constexpr(hash, a);
+  for (const TuningEntry* entry : r.state.tunings[layer_].entries()) {
+    if (entry->hash != hash || entry->key.size() != key.size()) continue;
+    if (std::equal(key.begin(), key.end(), entry->key.begin(), same_value)) return entry->config;
+  }
+  return tune(std::vector<Arg>(key.begin(), key.end()), hash, r, function);
+}
+
+std::vector<std::size_t> Autotune::candidates(const Resolution& r) const {
+  const auto& tuner = kernel_.layers[layer_];
+  std::vector<std::size_t> kept(tuner.configs.size());
+  for (std::size_t i = 0; i < kept.size(); ++i) kept[i] = i;
+  if (!tuner.prune) return kept;
+  std::vector<TensorShape> shapes;
+  const auto args = python_args(r, shapes);
+  std::vector<std::size_t> given;  // what Triton's run receives positionally
+  for (const std::size_t p : kernel_.call_params) {
+    if (r.passed[p]) given.push_back(p);
+  }
+  GilReleased unlocked;
+  kept = python_side({kernel_.signature.name}, "its autotuner prunes configs")
+             .compiler->prune_configs(kernel_, layer_, args, given);
+  if (kept.empty()) raise<ArgumentError>({kernel_.signature.name}, "pruning left no autotune config to try");
+  return kept;
+}
+
+void Autotune::apply(std::size_t config, Resolution& r) const {
+  const auto& c = kernel_.layers[layer_].configs[config];
+  for (const auto& [param, value] : c.params) r.pass(param, value);
+  merge_options(r.options, c.options, {kernel_.signature.name}, [&] { return "the autotune config {" + c.text + "}"; });
+}
+
+void Autotune::run_hook(const char* which, const Resolution& r, std::ptrdiff_t config, bool reset_only) const {
+  std::vector<TensorShape> shapes;
+  const auto args = python_args(r, shapes);
+  GilReleased unlocked;
+  python_side({kernel_.signature.name}, "its autotuner has hooks")
+      .compiler->run_hook(kernel_, layer_, which, args, r.launch != nullptr ? r.launch->stream : nullptr, config,
+                          reset_only);
+}
+
+std::size_t Autotune::tune(std::vector<Arg> key, std::uint64_t hash, Resolution& r, TrialMaker& function) const {
+  if (r.device == nullptr || r.launch == nullptr) {
+    raise<ArgumentError>({kernel_.signature.name},
+                         "is autotuned: which config it compiles to is decided by tuning on a GPU; "
+                         "compile_configs() compiles each config for a target");
+  }
+  // One tuning per key, however many threads ask at once; the others wait for its choice.
+  std::string flight = std::to_string(layer_) + "|";
+  for (const Arg& a : key) {
+    flight += std::to_string(static_cast<int>(a.kind)) + ":" +
+              (a.kind == ArgKind::string ? std::string(a.value.s, a.size) : std::to_string(a.value.u)) + "|";
+  }
+  std::promise<std::size_t> promise;
+  std::shared_future<std::size_t> future;
+  {
+    GilReleased unlocked;
+    std::lock_guard lock(r.state.mutex);
+    for (const TuningEntry* entry : r.state.tunings[layer_].entries()) {
+      if (entry->hash == hash && std::equal(key.begin(), key.end(), entry->key.begin(), entry->key.end(), same_value)) {
+        return entry->config;
+      }
+    }
+    if (const auto it = r.state.tuning_in_flight.find(flight); it != r.state.tuning_in_flight.end()) {
+      future = it->second;
+    } else {
+      r.state.tuning_in_flight.emplace(flight, promise.get_future().share());
+    }
+  }
+  if (future.valid()) {
+    GilReleased unlocked;
+    return future.get();
+  }
+  try {
+    // Events and buffers belong to the launch's context, whichever this thread has current.
+    const ScopedContext in(r.device->context);
+    const std::size_t chosen = run_tuning(key, r, function);
+    GilReleased unlocked;
+    std::lock_guard lock(r.state.mutex);
+    auto entry = std::make_unique<TuningEntry>();
+    entry->hash = hash;
+    for (const Arg& a : key) entry->key.push_back(kept(a, entry->strings));
+    entry->config = chosen;
+    r.state.tunings[layer_].add(std::move(entry));
+    r.state.tuning_in_flight.erase(flight);
+    promise.set_value(chosen);
+    return chosen;
+  } catch (...) {
+    {
+      GilReleased unlocked;
+      std::lock_guard lock(r.state.mutex);
+      r.state.tuning_in_flight.erase(flight);  // a failed tuning is tried again by the next call
+    }
+    promise.set_exception(std::current_exception());
+    throw;
+  }
+}
+
+void Autotune::time_candidates(const std::vector<std::size_t>& candidates, Resolution& r, TrialMaker& function,
+                               std::vector<std::array<double, 3>>& timings, std::vector<std::string>& failures) const {
+  const auto& tuner = kernel_.layers[layer_];
+  const Progress progress(kernel_, layer_);
+  void* const stream = r.launch->stream;
+  const ArgumentRestore restore(kernel_, tuner, r, stream);
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const std::size_t c = candidates[i];
+    const auto& config = tuner.configs[c];
+    progress.say("autotuning with config {}", config.text);
+    try {
+      const std::unique_ptr<Trial> trial = function.trial(layer_, c, r);
+      const auto once = [&] {
+        if (config.pre_hook) run_hook("config", trial->resolution(), static_cast<std::ptrdiff_t>(c), false);
+        if (tuner.user_pre_hook) {
+          run_hook("pre_hook", trial->resolution(), -1, false);
+        } else {
+          restore.before();
+        }
+        trial->launch();
+        if (tuner.user_post_hook) {
+          run_hook("post_hook", trial->resolution(), -1, false);
+        } else if (!tuner.user_pre_hook) {
+          restore.after();
+        }
+      };
+      timings[i] = benchmark(once, stream);
+      progress.say("config {}: {:f} ms", config.text, timings[i][0]);
+    } catch (const Error& e) {
+      if (!skippable(e)) throw;
+      failures.push_back("{" + config.text + "}: " + e.what());
+      progress.say("skipped config {}", failures.back());
+    }
+  }
+}
+
+std::size_t Autotune::run_tuning(const std::vector<Arg>& key, Resolution& r, TrialMaker& function) const {
+  const auto& tuner = kernel_.layers[layer_];
+  const ErrorSite site{kernel_.signature.name};
+  void* const stream = r.launch->stream;
+  if (is_capturing(stream)) {
+    raise<ArgumentError>(site,
+                         "needs tuning for key {}, which cannot run inside a CUDA graph capture: launch it once "
+                         "before capturing",
+                         key_text(key));
+  }
+  const Progress progress(kernel_, layer_);
+  const auto started = std::chrono::steady_clock::now();
+  const Target& target = r.device->target;
+  // A choice made before, by this or another process (or bundled), for the same sources,
+  // target and key: taken as Triton takes its in-memory one (no pruning, no timing, no Python).
+  const std::string choice_key = RecordKey::choice(layer_, target.str(), key_text(key)).text();
+  if (const auto stored = indexed_choice(kernel_, layer_, choice_key)) {
+    progress.say("tuning result for key {} read from {}: {}", key_text(key), stored->where,
+                 tuner.configs[stored->config].text);
+    return stored->config;
+  }
+
+  Traced traced(site, "tuning for key {}", key_text(key));
+  const std::vector<std::size_t> candidates = this->candidates(r);
+  // Pruning left one config: Triton from 3.8 takes it without timing it (nor recording it).
+  if (candidates.size() == 1 && !tuner.tune_lone_pruned) return candidates[0];
+  const bool hooks_in_configs =
+      std::any_of(candidates.begin(), candidates.end(), [&](std::size_t c) { return tuner.configs[c].pre_hook; });
+  const bool persist = tuner.cache_results && !key.empty() && !hooks_in_configs;
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<std::array<double, 3>> timings(candidates.size(), {inf, inf, inf});
+  std::vector<std::string> failures;
+  bool from_file = false;
+  if (persist) {
+    GilReleased unlocked;
+    if (const auto stored = python_side(site, "its tuning results are shared with Triton")
+                                .compiler->read_tuning(kernel_, layer_, target, key, candidates)) {
+      for (std::size_t i = 0; i < candidates.size(); ++i) {
+        if ((*stored)[i] && (*stored)[i]->size() == 3)
+          timings[i] = {(*stored)[i]->at(0), (*stored)[i]->at(1), (*stored)[i]->at(2)};
+      }
+      from_file = true;
+      progress.say("tuning result for key {} read from Triton's cache", key_text(key));
+    }
+  }
+  if (!from_file) time_candidates(candidates, r, function, timings, failures);
+  const auto best = std::min_element(timings.begin(), timings.end(), faster);
+  if (!std::isfinite((*best)[0])) {
+    std::string why;
+    for (const auto& f : failures) why += "\n  " + f;
+    raise<CompileError>(site, "none of its {} autotune configs ran for key {}:{}", candidates.size(), key_text(key),
+                        why);
+  }
+  const std::size_t chosen = candidates[static_cast<std::size_t>(best - timings.begin())];
+  if (!from_file) {
+    // As Triton: the reset_to_zero arguments are zeroed once more before the real launch.
+    if (tuner.user_pre_hook) {
+      run_hook("pre_hook", r, -1, true);
+    } else {
+      for (const std::size_t p : tuner.reset_to_zero) zero_async(r.args[p].value.u, extent_of(r.args[p]), stream);
+    }
+    if (persist) {
+      std::vector<std::vector<double>> stored;
+      for (const auto& t : timings) stored.push_back({t[0], t[1], t[2]});
+      GilReleased unlocked;
+      python_side(site, "its tuning results are shared with Triton")
+          .compiler->write_tuning(kernel_, layer_, target, key, candidates, stored);
+    }
+  }
+  index_choice(kernel_, layer_, choice_key, chosen);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  progress.say("autotuning for key {} finished after {:f} s; best config selected: {}", key_text(key), seconds,
+               tuner.configs[chosen].text);
+  return chosen;
+}
+
+}  // namespace tritonrt::detail

@@ -1,0 +1,63 @@
+// An @triton.autotune layer of a decorated kernel: the config for a call's tuning key, tuned
+// once per key and device (configs pruned, compiled and timed in C++ on the call's stream as
+// triton.testing.do_bench times them), then looked up; choices are shared with other
+// processes through tritonrt's index and, where the tuner caches results, Triton's own file.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "function/decorators.h"
+
+namespace tritonrt::detail {
+
+/// One config's call, made ready by the function being tuned, to launch again and again
+/// while it is timed.
+class Trial {
+ public:
+  virtual ~Trial() = default;
+  /// The call with the config applied (and the decorators under it): what hooks are shown.
+  virtual const Resolution& resolution() const = 0;
+  virtual void launch() = 0;
+};
+
+/// The function an autotuner tunes: it makes each config's trial through its own prepare,
+/// find and load (JitFunction::Impl).
+class TrialMaker {
+ public:
+  virtual std::unique_ptr<Trial> trial(std::size_t layer, std::size_t config, const Resolution& r) = 0;
+
+ protected:
+  ~TrialMaker() = default;
+};
+
+class Autotune {
+ public:
+  Autotune(const LoadedKernel& kernel, std::size_t layer) : kernel_(kernel), layer_(layer) {}
+
+  /// The config for the call's tuning key: a lookup after the key's first call (no lock, no
+  /// allocation, no Python), which tunes (one thread per key; the others wait for it).
+  std::size_t choose(Resolution& r, TrialMaker& function) const;
+  /// The configs a call tries: all, or those the tuner's pruning keeps.
+  std::vector<std::size_t> candidates(const Resolution& r) const;
+  /// Sets config `config`'s values and options into `r` (its pre_hook is the caller's).
+  void apply(std::size_t config, Resolution& r) const;
+  /// Calls the tuner's "pre_hook" or "post_hook", or "config" (config `config`'s pre_hook).
+  void run_hook(const char* which, const Resolution& r, std::ptrdiff_t config, bool reset_only) const;
+
+ private:
+  [[gnu::cold]] std::size_t tune(std::vector<Arg> key, std::uint64_t hash, Resolution& r, TrialMaker& function) const;
+  std::size_t run_tuning(const std::vector<Arg>& key, Resolution& r, TrialMaker& function) const;
+  /// Each candidate's timings (median, 20th, 80th percentile): `timings`' entries stay
+  /// infinite for those skipped, as Triton skips configs that do not compile or fit.
+  void time_candidates(const std::vector<std::size_t>& candidates, Resolution& r, TrialMaker& function,
+                       std::vector<std::array<double, 3>>& timings, std::vector<std::string>& failures) const;
+
+  const LoadedKernel& kernel_;
+  std::size_t layer_;
+};
+
+}  // namespace tritonrt::detail
