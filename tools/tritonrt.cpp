@@ -32,6 +32,7 @@
 #include <CLI/CLI.hpp>
 
 #include "calls.h"
+#include "report.h"
 #include "signature.h"
 #include "store/files.h"
 #include "tritonrt/bundle.h"
@@ -73,65 +74,6 @@ std::pair<std::string, std::string> kernel_argument(const std::string& spec) {
   auto split = tritonrt::cli::split_kernel(spec);
   if (!split) usage_error("expected SOURCE:KERNEL, got '" + spec + "'");
   return std::move(*split);
-}
-
-const char* kind_name(tritonrt::Decorator::Kind kind) {
-  switch (kind) {
-    case tritonrt::Decorator::Kind::autotune:
-      return "autotune";
-    case tritonrt::Decorator::Kind::heuristics:
-      return "heuristics";
-    default:
-      return "wrapper";
-  }
-}
-
-void print_signature(std::ostream& out, const tritonrt::KernelSignature& sig, bool json) {
-  if (json) {
-    nlohmann::json doc = {{"kernel", sig.full_name}, {"file", sig.file}};
-    doc["parameters"] = nlohmann::json::array();
-    for (const auto& p : sig.params) {
-      doc["parameters"].push_back({{"name", p.name},
-                                   {"constexpr", p.is_constexpr},
-                                   {"annotation", p.annotation_type},
-                                   {"do_not_specialize", p.do_not_specialize},
-                                   {"do_not_specialize_on_alignment", p.do_not_specialize_on_alignment},
-                                   {"default", p.has_default ? nlohmann::json(p.default_repr) : nlohmann::json()},
-                                   {"set_by_decorator", p.set_by_decorator}});
-    }
-    doc["decorators"] = nlohmann::json::array();
-    for (const auto& d : sig.decorators) {
-      doc["decorators"].push_back(
-          {{"type", d.type}, {"kind", kind_name(d.kind)}, {"configs", d.configs}, {"names", d.names}});
-    }
-    out << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-    return;
-  }
-  out << "kernel      " << sig.full_name << "\nfile        " << sig.file << "\nparameters\n";
-  for (std::size_t i = 0; i < sig.params.size(); ++i) {
-    const auto& p = sig.params[i];
-    out << "  " << i << "  " << p.name;
-    if (p.is_constexpr) out << "  constexpr";
-    if (!p.annotation_type.empty()) out << "  annotated " << p.annotation_type;
-    if (p.do_not_specialize) out << "  do_not_specialize";
-    if (p.do_not_specialize_on_alignment) out << "  do_not_specialize_on_alignment";
-    if (p.has_default) out << "  = " << p.default_repr;
-    if (p.set_by_decorator) out << "  set by a decorator";
-    out << "\n";
-  }
-  for (const auto& d : sig.decorators) {
-    out << "decorator   " << d.type;
-    if (d.kind == tritonrt::Decorator::Kind::autotune) {
-      out << "  autotune: " << d.configs << " configs, key";
-      for (const auto& name : d.names) out << " " << name;
-    } else if (d.kind == tritonrt::Decorator::Kind::heuristics) {
-      out << "  heuristics for";
-      for (const auto& name : d.names) out << " " << name;
-    } else {
-      out << "  wrapper";
-    }
-    out << "\n";
-  }
 }
 
 // A compile option's value: a decimal integer in 0..INT_MAX, nothing else (no sign, no
@@ -189,102 +131,12 @@ std::vector<tritonrt::Target> parse_targets(const std::string& list) {
   }
 }
 
-void print_compile(std::ostream& out, const tritonrt::JitFunction& fn, const tritonrt::Artifact& artifact,
-                   const std::vector<std::filesystem::path>& written, bool json) {
-  const auto& m = artifact.metadata;
-  const auto& sig = fn.signature();
-  if (json) {
-    nlohmann::json params = nlohmann::json::array();
-    for (std::size_t i = 0; i < sig.params.size(); ++i) {
-      const auto& p = artifact.specialization.params[i];
-      params.push_back({{"name", sig.params[i].name},
-                        {"type", p.type},
-                        {"value", p.type == "constexpr" ? nlohmann::json(p.value) : nlohmann::json()},
-                        {"divisible_by_16", p.key == tritonrt::ParamSpec::Key::divisible}});
-    }
-    const nlohmann::json doc = {
-        {"kernel", sig.full_name},
-        {"target", m.target.str()},
-        {"warp_size", m.target.warp_size},
-        {"triton", m.triton_version},
-        {"specialization", artifact.specialization.repr()},
-        {"parameters", std::move(params)},
-        {"num_warps", m.num_warps},
-        {"num_stages", m.num_stages},
-        {"num_ctas", m.num_ctas},
-        {"shared", m.shared},
-        {"global_scratch", {{"size", m.global_scratch_size}, {"align", m.global_scratch_align}}},
-        {"profile_scratch", {{"size", m.profile_scratch_size}, {"align", m.profile_scratch_align}}},
-        {"launch_pdl", m.launch_pdl},
-        {"launch_cooperative_grid", m.launch_cooperative_grid},
-        {"binary_kind", artifact.binary_kind},
-        {"binary_bytes", artifact.binary.size()},
-        {"hash", m.hash},
-        {"stored_in", artifact.cache_dir},
-        {"written", [&] {
-           std::vector<std::string> paths;
-           for (const auto& path : written) paths.push_back(path.string());
-           return paths;
-         }()}};
-    out << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-    return;
-  }
-  out << "kernel          " << sig.full_name << "\n"
-      << "target          " << m.target.str() << " (warp size " << m.target.warp_size << ")\n"
-      << "triton          " << m.triton_version << "\n"
-      << "specialization  " << artifact.specialization.repr() << "\n";
-  out << "signature      ";
-  for (std::size_t i = 0; i < sig.params.size(); ++i) {
-    const auto& p = artifact.specialization.params[i];
-    out << " " << sig.params[i].name << ":" << (p.type == "constexpr" ? "constexpr=" + p.value : p.type);
-    if (p.key == tritonrt::ParamSpec::Key::divisible) out << "[div16]";
-  }
-  out << "\n"
-      << "num_warps       " << m.num_warps << "  num_stages " << m.num_stages << "  num_ctas " << m.num_ctas << "\n"
-      << "shared memory   " << m.shared << " bytes\n"
-      << "global scratch  " << m.global_scratch_size << " bytes (align " << m.global_scratch_align << ")\n"
-      << "profile scratch " << m.profile_scratch_size << " bytes (align " << m.profile_scratch_align << ")\n"
-      << "launch          pdl=" << (m.launch_pdl ? "yes" : "no")
-      << " cooperative=" << (m.launch_cooperative_grid ? "yes" : "no") << "\n"
-      << "binary          " << artifact.binary_kind << ", " << artifact.binary.size() << " bytes\n"
-      << "hash            " << m.hash << "\n"
-      << "stored in       " << artifact.cache_dir << "\n";
-  for (const auto& path : written) out << "written         " << path.string() << "\n";
-}
-
 std::vector<tritonrt::Arg> parse_call(const std::string& signature, std::deque<std::string>& strings,
                                       const std::string& where) {
   try {
     return tritonrt::cli::parse_signature(signature, strings);
   } catch (const tritonrt::cli::SignatureError& e) {
     usage_error(where + e.what());
-  }
-}
-
-void print_bundle(std::ostream& out, const tritonrt::BundleInfo& info, bool json) {
-  if (json) {
-    nlohmann::json doc = {{"path", info.path.string()}, {"created_by", info.created_by}, {"bytes", info.bytes}};
-    doc["kernels"] = nlohmann::json::array();
-    for (const auto& k : info.kernels) {
-      doc["kernels"].push_back({{"identity", k.identity},
-                                {"source", k.source},
-                                {"name", k.name},
-                                {"targets", k.targets},
-                                {"artifacts", k.artifacts},
-                                {"choices", k.choices},
-                                {"heuristic_values", k.heuristic_values},
-                                {"bytes", k.bytes}});
-    }
-    out << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-    return;
-  }
-  out << info.path.string() << ": " << info.kernels.size() << " kernels, " << info.bytes
-      << " bytes, created by tritonrt " << info.created_by << "\n";
-  for (const auto& k : info.kernels) {
-    out << "  " << k.identity << "  " << k.artifacts << " artifacts (" << k.bytes << " bytes), " << k.choices
-        << " tuning choices, " << k.heuristic_values << " heuristic values, for";
-    for (const auto& t : k.targets) out << " " << t;
-    out << "\n    from " << k.source << "\n";
   }
 }
 
@@ -330,7 +182,7 @@ void create(std::ostream& out, const std::filesystem::path& file, tritonrt::Bund
   }
   const auto info = tritonrt::create_bundle(file, filter);
   for (const auto& line : info.skipped) std::cerr << "tritonrt: skipped " << line << "\n";
-  print_bundle(out, info, false);
+  tritonrt::cli::print_bundle(out, info, false);
 }
 
 // tritonrt, Triton (asked through Python), Python and the CUDA driver.
@@ -431,15 +283,15 @@ void run(const Request& r, std::ostream& out) {
       usage_error("--target needs a target (cuda:90, hip:gfx942, ...); leave it out for the current GPU");
     }
     auto& fn = tritonrt::JitFunction::get(source, name);
-    if (*r.signature) return print_signature(out, fn.signature(), r.json);
+    if (*r.signature) return tritonrt::cli::print_signature(out, fn.signature(), r.json);
     const tritonrt::Target target = r.target.empty() ? tritonrt::Target::current() : tritonrt::Target::parse(r.target);
     const auto artifact = fn.compile_packed(target, r.options, args);
     const auto written = r.output.empty() ? std::vector<std::filesystem::path>{} : write_artifact(*artifact, r.output);
-    return print_compile(out, fn, *artifact, written, r.json);
+    return tritonrt::cli::print_compile(out, fn, *artifact, written, r.json);
   }
   if (*r.bundle_list) {
     const auto check = r.verify ? tritonrt::BundleCheck::everything : tritonrt::BundleCheck::table;
-    return print_bundle(out, tritonrt::read_bundle(r.bundle_file, check), r.json);
+    return tritonrt::cli::print_bundle(out, tritonrt::read_bundle(r.bundle_file, check), r.json);
   }
   tritonrt::BundleFilter filter;
   filter.kernels = r.kernels;

@@ -49,6 +49,51 @@ std::chrono::milliseconds probe_timeout() {
   return std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
 }
 
+// Milliseconds left until `deadline`, at least 0.
+int left_ms(Clock::time_point deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  return static_cast<int>(std::max<long long>(0, left));
+}
+
+// What a candidate prints on `fd` until it closes it, or "" with `why` set: it did not
+// answer by `deadline`, or printed more than an answer.
+std::string read_answer(int fd, Clock::time_point deadline, std::chrono::milliseconds timeout, std::string& why) {
+  std::string out;
+  while (true) {
+    pollfd wait{fd, POLLIN, 0};
+    const int ready = ::poll(&wait, 1, left_ms(deadline));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) {
+      why = ready == 0 ? fmt::format("it did not answer within {:g} s (TRITONRT_PYTHON_TIMEOUT)", timeout.count() / 1000.0)
+                       : "it could not be read";
+      return "";
+    }
+    char buffer[4096];
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return out;
+    if (out.size() + static_cast<std::size_t>(n) > kMaxProbeOutput) {
+      why = "it printed more than a Python answering the probe does (over " + std::to_string(kMaxProbeOutput) +
+            " bytes)";
+      return "";
+    }
+    out.append(buffer, static_cast<std::size_t>(n));
+  }
+}
+
+// The exit status of `pid`, whose output has ended; `why` set when it has not exited by `deadline`.
+int wait_for_exit(pid_t pid, Clock::time_point deadline, std::string& why) {
+  int status = 0;
+  while (::waitpid(pid, &status, WNOHANG) == 0) {
+    if (left_ms(deadline) == 0) {
+      why = "it did not exit within the time limit (TRITONRT_PYTHON_TIMEOUT)";
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return status;
+}
+
 // Runs `program -c kProbe` (stdin and stderr /dev/null, its own process group) and returns
 // what it printed, or nullopt with `why`: it could not start, ran past `timeout` (then it is
 // killed), printed more than kMaxProbeOutput, or did not exit with status 0.
@@ -80,44 +125,10 @@ std::optional<std::string> ask_python(const std::string& program, std::chrono::m
     return std::nullopt;
   }
   const auto deadline = Clock::now() + timeout;
-  const auto left_ms = [&] {
-    return static_cast<int>(
-        std::max<long long>(0, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count()));
-  };
-  std::string out;
-  bool ended = false;
-  while (!ended && why.empty()) {
-    pollfd wait{pipe_fds[0], POLLIN, 0};
-    const int ready = ::poll(&wait, 1, left_ms());
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) {
-      why = ready == 0
-                ? fmt::format("it did not answer within {:g} s (TRITONRT_PYTHON_TIMEOUT)", timeout.count() / 1000.0)
-                : "it could not be read";
-      break;
-    }
-    char buffer[4096];
-    const ssize_t n = ::read(pipe_fds[0], buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      ended = true;
-    } else if (out.size() + static_cast<std::size_t>(n) > kMaxProbeOutput) {
-      why =
-          "it printed more than a Python answering the probe does (over " + std::to_string(kMaxProbeOutput) + " bytes)";
-    } else {
-      out.append(buffer, static_cast<std::size_t>(n));
-    }
-  }
+  std::string out = read_answer(pipe_fds[0], deadline, timeout, why);
   ::close(pipe_fds[0]);
-  // Its output ended: it should exit now; wait no longer than the deadline.
   int status = 0;
-  while (why.empty() && ::waitpid(pid, &status, WNOHANG) == 0) {
-    if (left_ms() == 0) {
-      why = "it did not exit within the time limit (TRITONRT_PYTHON_TIMEOUT)";
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
+  if (why.empty()) status = wait_for_exit(pid, deadline, why);
   if (!why.empty()) {
     ::kill(-pid, SIGKILL);
     ::waitpid(pid, &status, 0);

@@ -23,8 +23,6 @@
 
 namespace tritonrt::detail {
 
-constexpr std::string_view kMagic = "tritonrt-bundle";
-constexpr int kFormat = 1;
 constexpr std::size_t kMaxHeader = 256;
 constexpr std::size_t kMaxTable = std::size_t{256} << 20;  // a million kernels' lines
 
@@ -140,19 +138,19 @@ class MappedBundle {
   // the limit) and checksum.
   void read_header(std::string_view head) {
     const auto newline = head.find('\n');
-    if (!head.starts_with(kMagic) || newline == std::string_view::npos) {
+    if (!head.starts_with(kBundleMagic) || newline == std::string_view::npos) {
       damaged("it does not start with a tritonrt-bundle header");
     }
     std::istringstream header{std::string(head.substr(0, newline))};
     std::string magic;
     int format = 0;
-    if (!(header >> magic >> format >> table_size_ >> table_sha256_) || magic != kMagic) {
+    if (!(header >> magic >> format >> table_size_ >> table_sha256_) || magic != kBundleMagic) {
       damaged("its header does not read");
     }
-    if (format != kFormat) {
+    if (format != kBundleFormat) {
       raise<ArtifactError>({}, "the bundle " + path_.string() + " is in bundle format " + std::to_string(format) +
-                                   "; this tritonrt (" TRITONRT_VERSION ") reads format " + std::to_string(kFormat) +
-                                   ": create it again with this tritonrt");
+                                   "; this tritonrt (" TRITONRT_VERSION ") reads format " +
+                                   std::to_string(kBundleFormat) + ": create it again with this tritonrt");
     }
     if (table_size_ > kMaxTable) damaged("its header claims a table larger than tritonrt reads");
     if (table_size_ > size_ - (newline + 1)) damaged("it is shorter than its header says (cut short?)");
@@ -373,125 +371,6 @@ std::optional<Artifact> bundled_artifact(const BundledKernel& kernel, const std:
 }  // namespace tritonrt::detail
 
 namespace tritonrt {
-namespace {
-
-// A filter entry: KERNEL, module:KERNEL (by identity) or path.py:KERNEL (that file only).
-bool wanted_kernel(const BundleFilter& filter, const detail::IndexListing& listing) {
-  if (filter.kernels.empty()) return true;
-  const std::string identity = detail::bundle_identity(listing.source, listing.name);
-  return std::any_of(filter.kernels.begin(), filter.kernels.end(), [&](const std::string& wanted) {
-    const auto colon = wanted.rfind(':');
-    if (colon == std::string::npos) return wanted == listing.name;
-    const std::string source = wanted.substr(0, colon), name = wanted.substr(colon + 1);
-    if (!source.ends_with(".py")) return detail::bundle_identity(source, name) == identity;
-    std::error_code ec, ec2;
-    return name == listing.name &&
-           std::filesystem::weakly_canonical(source, ec) == std::filesystem::weakly_canonical(listing.source, ec2);
-  });
-}
-
-// Whether the record filed under `key` (an artifact, choice or heuristic value) is for a
-// target the filter takes.
-bool wanted_target(const BundleFilter& filter, std::string_view key) {
-  const auto parsed = detail::RecordKey::parse(key);
-  return filter.targets.empty() || (parsed && std::any_of(filter.targets.begin(), filter.targets.end(),
-                                                          [&](const Target& t) { return t.str() == parsed->target; }));
-}
-
-}  // namespace
-
-BundleInfo create_bundle(const std::filesystem::path& out, const BundleFilter& filter) {
-  if (const std::string problem = detail::output_problem(out); !problem.empty()) {
-    detail::raise<ArtifactError>({}, "cannot create the bundle {}: {}", out.string(), problem);
-  }
-  const detail::KernelIndex* index = detail::KernelIndex::get();
-  if (index == nullptr)
-    detail::raise<ArtifactError>({}, "cannot create a bundle: the index is off (TRITONRT_INDEX=off)");
-  std::vector<std::string> skipped;
-  auto listings = index->list(skipped);
-  // Kernels in identity order, so that a bundle lists the same way wherever it was made.
-  std::sort(listings.begin(), listings.end(), [](const auto& a, const auto& b) {
-    return detail::bundle_identity(a.source, a.name) < detail::bundle_identity(b.source, b.name);
-  });
-  nlohmann::json kernels = nlohmann::json::array();
-  std::string data;                            // per kernel: its binaries, then its entry
-  std::map<std::string, std::string> sources;  // identity -> source, to catch two kernels sharing one
-  for (auto& listing : listings) {
-    if (!wanted_kernel(filter, listing)) continue;
-    const std::size_t start = data.size();
-    nlohmann::json artifacts = nlohmann::json::array();
-    std::set<std::string> targets;
-    for (auto& [key, artifact] : listing.artifacts) {
-      if (!wanted_target(filter, key)) continue;
-      if (!filter.hashes.empty() &&
-          std::find(filter.hashes.begin(), filter.hashes.end(), artifact.metadata.hash) == filter.hashes.end()) {
-        continue;
-      }
-      artifacts.push_back({{"key", key},
-                           {"binary_kind", artifact.binary_kind},
-                           {"metadata", artifact.metadata.json},
-                           {"offset", data.size()},
-                           {"size", artifact.binary.size()},
-                           {"sha256", detail::sha256_hex(artifact.binary)}});
-      targets.insert(artifact.metadata.target.str());
-      data += artifact.binary;
-    }
-    if (artifacts.empty()) continue;  // nothing of it runs
-    const std::string identity = detail::bundle_identity(listing.source, listing.name);
-    if (const auto [it, added] = sources.emplace(identity, listing.source); !added) {
-      detail::raise<ArtifactError>({listing.name}, "cannot be bundled twice under one identity " + identity +
-                                                       ": from " + it->second + " and from " + listing.source +
-                                                       " (choose one with a kernel filter)");
-    }
-    nlohmann::json choices = nlohmann::json::array();
-    for (const auto& c : listing.choices) {
-      if (wanted_target(filter, c.key)) choices.push_back({{"key", c.key}, {"config", c.config}, {"text", c.text}});
-    }
-    nlohmann::json heuristics = nlohmann::json::object();
-    std::size_t heuristic_values = 0;
-    for (const auto& [key, entries] : listing.heuristics) {
-      if (!wanted_target(filter, key)) continue;
-      heuristics[key] = entries;
-      heuristic_values += entries.size();
-    }
-    const std::size_t binary_bytes = data.size() - start;
-    const nlohmann::json entry = {{"description", listing.kernel.description},
-                                  {"rules", listing.kernel.rules},
-                                  {"files", listing.kernel.files},
-                                  {"artifacts", artifacts},
-                                  {"choices", choices},
-                                  {"heuristics", heuristics}};
-    const std::string entry_text = detail::dump_json(entry);
-    kernels.push_back({{"identity", identity},
-                       {"source", listing.source},
-                       {"name", listing.name},
-                       {"targets", targets},
-                       {"artifacts", artifacts.size()},
-                       {"choices", choices.size()},
-                       {"heuristic_values", heuristic_values},
-                       {"bytes", binary_bytes},
-                       {"entry", {data.size(), entry_text.size(), detail::sha256_hex(entry_text)}}});
-    data += entry_text;
-  }
-  if (kernels.empty()) {
-    std::string why = "nothing in the index " + index->dir().string() + " matches";
-    for (const auto& line : skipped) why += "\n  skipped " + line;
-    detail::raise<ArtifactError>({}, "cannot create the bundle " + out.string() + ": " + why);
-  }
-  const nlohmann::json table = {{"created_by", TRITONRT_VERSION}, {"kernels", std::move(kernels)}};
-  const std::string text = detail::dump_json(table);
-  std::string file = std::string(detail::kMagic) + " " + std::to_string(detail::kFormat) + " " +
-                     std::to_string(text.size()) + " " + detail::sha256_hex(text) + "\n";
-  file.reserve(file.size() + text.size() + data.size());
-  file += text;
-  file += data;
-  if (const std::string why = detail::write_whole_file(out, file); !why.empty()) {
-    detail::raise<ArtifactError>({}, "cannot create the bundle " + out.string() + ": " + why);
-  }
-  BundleInfo info = read_bundle(out);
-  info.skipped = std::move(skipped);
-  return info;
-}
 
 BundleInfo read_bundle(const std::filesystem::path& path, BundleCheck check) {
   detail::MappedBundle bundle(path);

@@ -21,6 +21,10 @@
 
 namespace tritonrt::detail {
 
+/// A bundle file's first word, and the format this tritonrt reads and writes.
+inline constexpr std::string_view kBundleMagic = "tritonrt-bundle";
+inline constexpr int kBundleFormat = 1;
+
 class MappedBundle;
 
 /// One kernel of a loaded bundle; lives as long as the process.

@@ -19,112 +19,14 @@
 #include "common/record_key.h"
 #include "common/sha256.h"
 #include "store/files.h"
+#include "store/index_environment.h"
+#include "store/index_record.h"
 #include "store/triton_cache.h"
 
-extern char** environ;
-
 namespace tritonrt::detail {
-namespace {
-
-constexpr std::string_view kMagic = "tritonrt-index";
-// 2: a kernel named by path is recorded with the file it was imported from (format 1 could
-// record another copy of its package); a kernel named by module with where its import looked.
-constexpr int kFormat = 2;
-constexpr std::size_t kMaxHeader = 256;
-
-// Variables of those prefixes that only say where Triton keeps or shows things: changing them
-// changes no compiled kernel.
-// (Not TRITON_HOME: with TRITON_KERNEL_OVERRIDE it picks the folder of kernels compiled in.)
-constexpr std::string_view kPlaceVariables[] = {"TRITON_CACHE_DIR", "TRITON_DUMP_DIR", "TRITON_CACHE_MANAGER",
-                                                "TRITON_REMOTE_CACHE_BACKEND", "TRITON_PRINT_AUTOTUNING"};
-
-// What decides which file `import package.module` finds, besides the files along its search
-// path: PYTHONPATH, and the variables that choose the Python environment. The latter are
-// compared only where set: a process with no Python environment (a deployed program) cannot
-// import anything, and the file recorded stays what it gets.
-constexpr std::string_view kSearchPathVariable = "PYTHONPATH";
-constexpr std::string_view kEnvironmentChoosers[] = {"PYTHONHOME", "TRITONRT_PYTHON", "VIRTUAL_ENV", "CONDA_PREFIX"};
-
-// PYTHONPATH with each folder made absolute, as Python's site module makes sys.path's.
-std::string absolute_search_path(std::string_view list) {
-  std::string out;
-  while (true) {
-    const auto colon = list.find(':');
-    const std::string entry(list.substr(0, colon));
-    if (!entry.empty()) {
-      std::error_code ec;
-      const auto absolute = std::filesystem::absolute(entry, ec);
-      out += (out.empty() ? "" : ":") + (ec ? entry : absolute.lexically_normal().string());
-    }
-    if (colon == std::string_view::npos) return out;
-    list.remove_prefix(colon + 1);
-  }
-}
-
-// The environment a kernel's record depends on: every TRITON_, MLIR_ and LLVM_ variable but
-// those above (a superset of what Triton's cache key covers: its list of cache-invalidating
-// variables lives in libtriton, out of reach without Python, so a change here recompiles at
-// worst); for a kernel named by module also what decides where its import looks.
-std::map<std::string, std::string> recorded_environment(std::string_view source) {
-  std::map<std::string, std::string> out;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    const std::string_view entry(*e);
-    const auto eq = entry.find('=');
-    if (eq == std::string_view::npos) continue;
-    const auto name = entry.substr(0, eq);
-    if (std::find(std::begin(kPlaceVariables), std::end(kPlaceVariables), name) != std::end(kPlaceVariables)) continue;
-    if (name.starts_with("TRITON_") || name.starts_with("MLIR_") || name.starts_with("LLVM_")) {
-      out.emplace(name, entry.substr(eq + 1));
-    }
-  }
-  if (!source.ends_with(".py")) {
-    if (const char* value = std::getenv(kSearchPathVariable.data())) {
-      out.emplace(kSearchPathVariable, absolute_search_path(value));
-    }
-    for (const auto variable : kEnvironmentChoosers) {
-      if (const char* value = std::getenv(variable.data()); value && *value) out.emplace(variable, value);
-    }
-  }
-  return out;
-}
-
-// Which variable of the environment a record was made in differs now ("" when none): every
-// variable recorded or set must be as it was, but a chooser of the Python environment only
-// where it is set now.
-std::string changed_variable(const std::map<std::string, std::string>& then,
-                             const std::map<std::string, std::string>& now) {
-  const auto chooser = [](const std::string& variable) {
-    return std::find(std::begin(kEnvironmentChoosers), std::end(kEnvironmentChoosers), variable) !=
-           std::end(kEnvironmentChoosers);
-  };
-  for (const auto& [variable, value] : now) {
-    if (!then.contains(variable) || then.at(variable) != value) return variable + " changed";
-  }
-  for (const auto& [variable, value] : then) {
-    if (!now.contains(variable) && !chooser(variable)) return variable + " was unset";
-  }
-  return "";
-}
-
-}  // namespace
-
-// A record: "tritonrt-index <format> <kind> <json bytes> <binary bytes> <sha256 of both>\n",
-// then the JSON, then the binary.
-std::string compose_index_record(std::string_view kind, std::string_view json, std::string_view binary) {
-  const std::string digest = Sha256().update(json).update(binary).hex();
-  std::string out = std::string(kMagic) + " " + std::to_string(kFormat) + " " + std::string(kind) + " " +
-                    std::to_string(json.size()) + " " + std::to_string(binary.size()) + " " + digest + "\n";
-  out += json;
-  out += binary;
-  return out;
-}
+namespace {}  // namespace
 
 namespace {
-
-// Reads the fields of one record, each failure an ArtifactError naming the field.
-JsonReader<ArtifactError> reader(std::string_view kind) {
-  return JsonReader<ArtifactError>({}, "the index's " + std::string(kind) + " record");
-}
 
 // Moves the invalid file at `path` out of the way and reports `problem`.
 void set_aside_invalid(const std::filesystem::path& path, std::string_view site, const std::string& problem) {
@@ -143,48 +45,11 @@ void write_atomically(const std::filesystem::path& path, const std::string& byte
   }
 }
 
-// What the file at `path` holds, or nothing (when it is absent) or why it is not a record
-// of `kind`. The header is read and checked first, the rest only as far as it says and
-// within the limits, the binary only when `with_binary`.
-std::variant<std::monostate, IndexRecord, std::string> read_record_file(const std::filesystem::path& path,
-                                                                        std::string_view kind, bool with_binary) {
-  const InputFile file(path);
-  if (file.error() == "does not exist") return std::monostate{};
-  if (!file.error().empty()) return "it " + file.error();
-  const auto head = file.read(0, static_cast<std::size_t>(std::min<std::uint64_t>(file.size(), kMaxHeader)));
-  if (!head) return std::string("it cannot be read");
-  std::string why;
-  const auto header = parse_index_header(*head, kind, why);
-  if (!header) return why;
-  if (file.size() != header->header_bytes + header->json_bytes + header->binary_bytes) {
-    return std::string("its size does not match its header (cut short or appended to)");
-  }
-  const auto json = file.read(header->header_bytes, header->json_bytes);
-  const auto binary = with_binary ? file.read(header->header_bytes + header->json_bytes, header->binary_bytes)
-                                  : std::optional<std::string>("");
-  if (!json || !binary) return std::string("it could not be read whole (changed while it was read?)");
-  if (with_binary && Sha256().update(*json).update(*binary).hex() != header->sha256) {
-    return std::string("its checksum does not match (damaged)");
-  }
-  if (!with_binary && header->binary_bytes == 0 && sha256_hex(*json) != header->sha256) {
-    return std::string("its checksum does not match (damaged)");
-  }
-  IndexRecord out;
-  try {
-    out.json = reader(kind).parse(*json);
-    if (!out.json.is_object()) reader(kind).fail("is not a JSON object");
-  } catch (const Error& e) {
-    return without_prefix(e.what());
-  }
-  out.binary = std::move(*binary);
-  return out;
-}
-
 // The record of `kind` at `path`; nullopt when there is none, or when it is damaged (then
 // it is set aside and the reason logged, and `why` says so).
 std::optional<IndexRecord> load(const std::filesystem::path& path, std::string_view kind, std::string_view site,
                                 std::string& why, bool with_binary = true) {
-  auto found = read_record_file(path, kind, with_binary);
+  auto found = read_index_record(path, kind, with_binary);
   if (auto* r = std::get_if<IndexRecord>(&found)) return std::move(*r);
   if (std::holds_alternative<std::monostate>(found)) {
     why = "it is not in the index";
@@ -216,59 +81,6 @@ std::filesystem::path default_dir() {
 
 }  // namespace
 
-std::optional<IndexHeader> parse_index_header(std::string_view bytes, std::string_view kind, std::string& why) {
-  const auto newline = bytes.substr(0, kMaxHeader).find('\n');
-  if (!bytes.starts_with(kMagic) || newline == std::string_view::npos) {
-    why = "its header is not a tritonrt index header";
-    return std::nullopt;
-  }
-  std::istringstream line{std::string(bytes.substr(0, newline))};
-  std::string magic, found_kind, digest, rest;
-  int format = 0;
-  IndexHeader header;
-  if (!(line >> magic >> format >> found_kind >> header.json_bytes >> header.binary_bytes >> digest) ||
-      magic != kMagic || (line >> rest) || digest.size() != 64) {
-    why = "its header is not a tritonrt index header";
-    return std::nullopt;
-  }
-  if (format != kFormat) {
-    why = "it is in format " + std::to_string(format) + ", this tritonrt reads format " + std::to_string(kFormat);
-    return std::nullopt;
-  }
-  if (found_kind != kind) {
-    why = "it holds a " + printable(found_kind) + ", not a " + std::string(kind);
-    return std::nullopt;
-  }
-  if (header.json_bytes > kMaxTextBytes || header.binary_bytes > kMaxBinaryBytes) {
-    why = "its header claims more than tritonrt reads (" + std::to_string(header.json_bytes) + " + " +
-          std::to_string(header.binary_bytes) + " bytes)";
-    return std::nullopt;
-  }
-  header.header_bytes = newline + 1;
-  header.sha256 = std::move(digest);
-  return header;
-}
-
-std::variant<IndexRecord, std::string> parse_index_record(std::string_view kind, std::string_view bytes) {
-  std::string why;
-  const auto header = parse_index_header(bytes, kind, why);
-  if (!header) return why;
-  const std::string_view body = bytes.substr(header->header_bytes);
-  if (body.size() != header->json_bytes + header->binary_bytes) {
-    return std::string("its size does not match its header (cut short or appended to)");
-  }
-  if (Sha256().update(body).hex() != header->sha256) return std::string("its checksum does not match (damaged)");
-  IndexRecord out;
-  try {
-    out.json = reader(kind).parse(body.substr(0, header->json_bytes));
-    if (!out.json.is_object()) reader(kind).fail("is not a JSON object");
-  } catch (const Error& e) {
-    return without_prefix(e.what());
-  }
-  out.binary = body.substr(header->json_bytes);
-  return out;
-}
-
 KernelIndex* KernelIndex::get() {
   static KernelIndex* const index = []() -> KernelIndex* {
     const char* off = std::getenv("TRITONRT_INDEX");
@@ -286,7 +98,7 @@ KernelIndex* KernelIndex::get() {
 }
 
 std::filesystem::path KernelIndex::kernel_dir(std::string_view source, std::string_view name) const {
-  return dir_ / ("v" + std::to_string(kFormat)) /
+  return dir_ / ("v" + std::to_string(kIndexFormat)) /
          Sha256().update(source).update(std::string_view("\0", 1)).update(name).hex().substr(0, 32);
 }
 
@@ -300,7 +112,7 @@ std::optional<IndexedKernel> KernelIndex::find_kernel(std::string_view source, s
   auto record = load(kernel_dir(source, name) / "kernel", "kernel", name, why);
   if (!record) return std::nullopt;
   const auto& j = record->json;
-  const auto read = reader("kernel");
+  const auto read = index_record_reader("kernel");
   try {
     if (read.field<std::string>(j, "source") != source || read.field<std::string>(j, "name") != name) {
       why = "its index entry is another kernel's";  // a 128-bit prefix collision
@@ -379,7 +191,7 @@ namespace {
 // The key a keyed record (artifact, choice, heuristic) holds, or "" when it does not read.
 std::string record_key(const IndexRecord& record, std::string_view kind) {
   try {
-    return reader(kind).field<std::string>(record.json, "key");
+    return index_record_reader(kind).field<std::string>(record.json, "key");
   } catch (const Error&) {
     return "";
   }
@@ -407,7 +219,7 @@ void KernelIndex::remove_stale(const std::filesystem::path& kernel_dir, const st
     } else if (const auto extension = path.extension().string();
                extension == ".artifact" || extension == ".choice" || extension == ".heuristic") {
       // Records of earlier sources: no process finds them any more. Their binaries are not read.
-      const auto found = read_record_file(path, extension.substr(1), false);
+      const auto found = read_index_record(path, extension.substr(1), false);
       const auto* r = std::get_if<IndexRecord>(&found);
       const std::string key = r != nullptr ? record_key(*r, extension.substr(1)) : "";
       stale = !key.empty() && !key_of_record(key, fingerprint);
@@ -421,7 +233,7 @@ namespace {
 // The artifact a record holds, checked for `target`; nullopt with `problem` set when invalid.
 std::optional<Artifact> artifact_from(IndexRecord& record, const std::filesystem::path& path, const Target& target,
                                       std::string& problem) {
-  const auto read = reader("artifact");
+  const auto read = index_record_reader("artifact");
   Artifact artifact;
   try {
     artifact.binary_kind = read.field<std::string>(record.json, "binary_kind");
@@ -465,7 +277,7 @@ namespace {
 
 // The config and its text a choice record holds.
 std::optional<std::pair<std::size_t, std::string>> choice_from(const IndexRecord& record) {
-  const auto read = reader("choice");
+  const auto read = index_record_reader("choice");
   try {
     return std::make_pair(read.field<std::size_t>(record.json, "config"), read.field<std::string>(record.json, "text"));
   } catch (const Error&) {
@@ -494,7 +306,7 @@ namespace {
 
 // The values a heuristic record holds (empty when they do not read).
 std::vector<std::string> heuristic_values_from(const IndexRecord& record) {
-  const auto read = reader("heuristic");
+  const auto read = index_record_reader("heuristic");
   std::vector<std::string> out;
   try {
     const auto entries = read.field<nlohmann::json>(record.json, "entries");
@@ -534,7 +346,7 @@ std::vector<IndexListing> KernelIndex::list(std::vector<std::string>& skipped) c
   std::error_code ec;
   std::vector<std::filesystem::path> kernels;
   // increment(ec), not ++: a folder removed meanwhile ends the listing, it does not throw.
-  for (auto it = std::filesystem::directory_iterator(dir_ / ("v" + std::to_string(kFormat)), ec);
+  for (auto it = std::filesystem::directory_iterator(dir_ / ("v" + std::to_string(kIndexFormat)), ec);
        !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
     if (it->is_directory(ec)) kernels.push_back(it->path());
   }
@@ -548,8 +360,8 @@ std::vector<IndexListing> KernelIndex::list(std::vector<std::string>& skipped) c
     }
     IndexListing listing;
     try {
-      listing.source = reader("kernel").field<std::string>(record->json, "source");
-      listing.name = reader("kernel").field<std::string>(record->json, "name");
+      listing.source = index_record_reader("kernel").field<std::string>(record->json, "source");
+      listing.name = index_record_reader("kernel").field<std::string>(record->json, "name");
     } catch (const Error& e) {
       skipped.push_back(kernel_dir.string() + ": " + without_prefix(e.what()));
       continue;

@@ -18,14 +18,13 @@
 
 #include <cstddef>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
-#include <variant>
 #include <vector>
 
+#include "store/index_record.h"
 #include "tritonrt/artifact.h"
 
 namespace tritonrt::detail {
@@ -55,31 +54,6 @@ struct IndexListing {
   /// Heuristics' recorded values: key (heuristic <n>), entries (JSON texts).
   std::vector<std::pair<std::string, std::vector<std::string>>> heuristics;
 };
-
-/// A record file's header line, read before anything else of the file.
-struct IndexHeader {
-  std::size_t header_bytes = 0;  ///< the line with its newline
-  std::size_t json_bytes = 0, binary_bytes = 0;
-  std::string sha256;  ///< of the JSON and binary together
-};
-
-/// The header at the start of `bytes` for a record of `kind`, or nullopt with `why`: not a
-/// header, another format or kind, or sizes past what tritonrt reads (kMaxTextBytes of JSON,
-/// kMaxBinaryBytes of binary).
-std::optional<IndexHeader> parse_index_header(std::string_view bytes, std::string_view kind, std::string& why);
-
-/// The record file of `kind` holding `json` and `binary`, as the index writes it.
-std::string compose_index_record(std::string_view kind, std::string_view json, std::string_view binary);
-
-/// A record read and checked: its JSON object and its binary (artifacts only).
-struct IndexRecord {
-  nlohmann::json json;
-  std::string binary;
-};
-
-/// The record of `kind` that `bytes` hold, or why they are not one (header, size, checksum,
-/// JSON). What the index reads from files, in memory (tests/fuzz reads it so).
-std::variant<IndexRecord, std::string> parse_index_record(std::string_view kind, std::string_view bytes);
 
 class KernelIndex {
  public:

@@ -1,0 +1,163 @@
+// Writing bundles (include/tritonrt/bundle.h): what tritonrt's index holds, filtered, packed
+// into one file (store/bundle.h has its format).
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "common/errors.h"
+#include "common/json.h"
+#include "common/record_key.h"
+#include "common/sha256.h"
+#include "store/bundle.h"
+#include "store/files.h"
+#include "store/index.h"
+#include "tritonrt/bundle.h"
+#include "tritonrt/version.h"
+
+namespace tritonrt {
+namespace {
+
+// A filter entry: KERNEL, module:KERNEL (by identity) or path.py:KERNEL (that file only).
+bool wanted_kernel(const BundleFilter& filter, const detail::IndexListing& listing) {
+  if (filter.kernels.empty()) return true;
+  const std::string identity = detail::bundle_identity(listing.source, listing.name);
+  return std::any_of(filter.kernels.begin(), filter.kernels.end(), [&](const std::string& wanted) {
+    const auto colon = wanted.rfind(':');
+    if (colon == std::string::npos) return wanted == listing.name;
+    const std::string source = wanted.substr(0, colon), name = wanted.substr(colon + 1);
+    if (!source.ends_with(".py")) return detail::bundle_identity(source, name) == identity;
+    std::error_code ec, ec2;
+    return name == listing.name &&
+           std::filesystem::weakly_canonical(source, ec) == std::filesystem::weakly_canonical(listing.source, ec2);
+  });
+}
+
+// Whether the record filed under `key` (an artifact, choice or heuristic value) is for a
+// target the filter takes.
+bool wanted_target(const BundleFilter& filter, std::string_view key) {
+  const auto parsed = detail::RecordKey::parse(key);
+  return filter.targets.empty() || (parsed && std::any_of(filter.targets.begin(), filter.targets.end(),
+                                                          [&](const Target& t) { return t.str() == parsed->target; }));
+}
+
+// The data and table being written: per kernel its binaries, then its entry, in the data,
+// and its line in the table.
+class BundleWriter {
+ public:
+  explicit BundleWriter(const BundleFilter& filter) : filter_(filter) {}
+
+  /// Adds what `listing` holds that the filter takes; nothing when none of its artifacts is.
+  void add(const detail::IndexListing& listing) {
+    const std::size_t start = data_.size();
+    std::set<std::string> targets;
+    nlohmann::json artifacts = this->artifacts(listing, targets);
+    if (artifacts.empty()) return;  // nothing of it runs
+    const std::string identity = detail::bundle_identity(listing.source, listing.name);
+    if (const auto [it, added] = sources_.emplace(identity, listing.source); !added) {
+      detail::raise<ArtifactError>({listing.name},
+                                   "cannot be bundled twice under one identity {}: from {} and from {} (choose one "
+                                   "with a kernel filter)",
+                                   identity, it->second, listing.source);
+    }
+    nlohmann::json choices = nlohmann::json::array();
+    for (const auto& c : listing.choices) {
+      if (wanted_target(filter_, c.key)) choices.push_back({{"key", c.key}, {"config", c.config}, {"text", c.text}});
+    }
+    nlohmann::json heuristics = nlohmann::json::object();
+    std::size_t heuristic_values = 0;
+    for (const auto& [key, entries] : listing.heuristics) {
+      if (!wanted_target(filter_, key)) continue;
+      heuristics[key] = entries;
+      heuristic_values += entries.size();
+    }
+    const std::size_t binary_bytes = data_.size() - start;
+    const std::string entry = detail::dump_json({{"description", listing.kernel.description},
+                                                 {"rules", listing.kernel.rules},
+                                                 {"files", listing.kernel.files},
+                                                 {"artifacts", artifacts},
+                                                 {"choices", choices},
+                                                 {"heuristics", heuristics}});
+    table_.push_back({{"identity", identity},
+                      {"source", listing.source},
+                      {"name", listing.name},
+                      {"targets", targets},
+                      {"artifacts", artifacts.size()},
+                      {"choices", choices.size()},
+                      {"heuristic_values", heuristic_values},
+                      {"bytes", binary_bytes},
+                      {"entry", {data_.size(), entry.size(), detail::sha256_hex(entry)}}});
+    data_ += entry;
+  }
+
+  bool empty() const { return table_.empty(); }
+
+  /// The whole file: header, table, data.
+  std::string file() const {
+    const std::string text = detail::dump_json({{"created_by", TRITONRT_VERSION}, {"kernels", table_}});
+    std::string out = std::string(detail::kBundleMagic) + " " + std::to_string(detail::kBundleFormat) + " " +
+                      std::to_string(text.size()) + " " + detail::sha256_hex(text) + "\n";
+    out.reserve(out.size() + text.size() + data_.size());
+    out += text;
+    out += data_;
+    return out;
+  }
+
+ private:
+  // The artifacts of `listing` the filter takes, their binaries appended to the data.
+  nlohmann::json artifacts(const detail::IndexListing& listing, std::set<std::string>& targets) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& [key, artifact] : listing.artifacts) {
+      if (!wanted_target(filter_, key)) continue;
+      const auto& hashes = filter_.hashes;
+      if (!hashes.empty() && std::find(hashes.begin(), hashes.end(), artifact.metadata.hash) == hashes.end()) continue;
+      out.push_back({{"key", key},
+                     {"binary_kind", artifact.binary_kind},
+                     {"metadata", artifact.metadata.json},
+                     {"offset", data_.size()},
+                     {"size", artifact.binary.size()},
+                     {"sha256", detail::sha256_hex(artifact.binary)}});
+      targets.insert(artifact.metadata.target.str());
+      data_ += artifact.binary;
+    }
+    return out;
+  }
+
+  const BundleFilter& filter_;
+  nlohmann::json table_ = nlohmann::json::array();
+  std::string data_;
+  std::map<std::string, std::string> sources_;  // identity -> source, to catch two kernels sharing one
+};
+
+}  // namespace
+
+BundleInfo create_bundle(const std::filesystem::path& out, const BundleFilter& filter) {
+  if (const std::string problem = detail::output_problem(out); !problem.empty()) {
+    detail::raise<ArtifactError>({}, "cannot create the bundle {}: {}", out.string(), problem);
+  }
+  const detail::KernelIndex* index = detail::KernelIndex::get();
+  if (index == nullptr) detail::raise<ArtifactError>({}, "cannot create a bundle: the index is off");
+  std::vector<std::string> skipped;
+  auto listings = index->list(skipped);
+  // Kernels in identity order, so that a bundle lists the same way wherever it was made.
+  std::sort(listings.begin(), listings.end(), [](const auto& a, const auto& b) {
+    return detail::bundle_identity(a.source, a.name) < detail::bundle_identity(b.source, b.name);
+  });
+  BundleWriter writer(filter);
+  for (const auto& listing : listings) {
+    if (wanted_kernel(filter, listing)) writer.add(listing);
+  }
+  if (writer.empty()) {
+    std::string why = "nothing in the index " + index->dir().string() + " matches";
+    for (const auto& line : skipped) why += "\n  skipped " + line;
+    detail::raise<ArtifactError>({}, "cannot create the bundle {}: {}", out.string(), why);
+  }
+  if (const std::string why = detail::write_whole_file(out, writer.file()); !why.empty()) {
+    detail::raise<ArtifactError>({}, "cannot create the bundle {}: {}", out.string(), why);
+  }
+  BundleInfo info = read_bundle(out);
+  info.skipped = std::move(skipped);
+  return info;
+}
+
+}  // namespace tritonrt

@@ -1,0 +1,82 @@
+#include "store/index_environment.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <system_error>
+
+extern char** environ;
+
+namespace tritonrt::detail {
+namespace {
+
+// Variables of those prefixes that only say where Triton keeps or shows things: changing them
+// changes no compiled kernel.
+// (Not TRITON_HOME: with TRITON_KERNEL_OVERRIDE it picks the folder of kernels compiled in.)
+constexpr std::string_view kPlaceVariables[] = {"TRITON_CACHE_DIR", "TRITON_DUMP_DIR", "TRITON_CACHE_MANAGER",
+                                                "TRITON_REMOTE_CACHE_BACKEND", "TRITON_PRINT_AUTOTUNING"};
+
+// What decides which file `import package.module` finds, besides the files along its search
+// path: PYTHONPATH, and the variables that choose the Python environment. The latter are
+// compared only where set: a process with no Python environment (a deployed program) cannot
+// import anything, and the file recorded stays what it gets.
+constexpr std::string_view kSearchPathVariable = "PYTHONPATH";
+constexpr std::string_view kEnvironmentChoosers[] = {"PYTHONHOME", "TRITONRT_PYTHON", "VIRTUAL_ENV", "CONDA_PREFIX"};
+
+// PYTHONPATH with each folder made absolute, as Python's site module makes sys.path's.
+std::string absolute_search_path(std::string_view list) {
+  std::string out;
+  while (true) {
+    const auto colon = list.find(':');
+    const std::string entry(list.substr(0, colon));
+    if (!entry.empty()) {
+      std::error_code ec;
+      const auto absolute = std::filesystem::absolute(entry, ec);
+      out += (out.empty() ? "" : ":") + (ec ? entry : absolute.lexically_normal().string());
+    }
+    if (colon == std::string_view::npos) return out;
+    list.remove_prefix(colon + 1);
+  }
+}
+
+}  // namespace
+
+std::map<std::string, std::string> recorded_environment(std::string_view source) {
+  std::map<std::string, std::string> out;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const auto eq = entry.find('=');
+    if (eq == std::string_view::npos) continue;
+    const auto name = entry.substr(0, eq);
+    if (std::find(std::begin(kPlaceVariables), std::end(kPlaceVariables), name) != std::end(kPlaceVariables)) continue;
+    if (name.starts_with("TRITON_") || name.starts_with("MLIR_") || name.starts_with("LLVM_")) {
+      out.emplace(name, entry.substr(eq + 1));
+    }
+  }
+  if (!source.ends_with(".py")) {
+    if (const char* value = std::getenv(kSearchPathVariable.data())) {
+      out.emplace(kSearchPathVariable, absolute_search_path(value));
+    }
+    for (const auto variable : kEnvironmentChoosers) {
+      if (const char* value = std::getenv(variable.data()); value && *value) out.emplace(variable, value);
+    }
+  }
+  return out;
+}
+
+std::string changed_variable(const std::map<std::string, std::string>& then,
+                             const std::map<std::string, std::string>& now) {
+  const auto chooser = [](const std::string& variable) {
+    return std::find(std::begin(kEnvironmentChoosers), std::end(kEnvironmentChoosers), variable) !=
+           std::end(kEnvironmentChoosers);
+  };
+  for (const auto& [variable, value] : now) {
+    if (!then.contains(variable) || then.at(variable) != value) return variable + " changed";
+  }
+  for (const auto& [variable, value] : then) {
+    if (!now.contains(variable) && !chooser(variable)) return variable + " was unset";
+  }
+  return "";
+}
+
+}  // namespace tritonrt::detail
