@@ -34,6 +34,7 @@
 #include "calls.h"
 #include "report.h"
 #include "signature.h"
+#include "common/errors.h"
 #include "store/files.h"
 #include "tritonrt/bundle.h"
 #include "tritonrt/tritonrt.h"
@@ -145,7 +146,7 @@ void create(std::ostream& out, const std::filesystem::path& file, tritonrt::Bund
             const std::string& calls_file) {
   // Before anything is compiled: the bundle must be able to go where it is asked to.
   if (const std::string problem = tritonrt::detail::output_problem(file); !problem.empty()) {
-    throw tritonrt::ArtifactError("tritonrt: cannot create the bundle " + file.string() + ": " + problem);
+    tritonrt::detail::raise<tritonrt::ArtifactError>({}, "cannot create the bundle {}: {}", file.string(), problem);
   }
   if (!calls_file.empty()) {
     if (filter.targets.empty()) usage_error("bundle create --calls needs --target");
@@ -166,7 +167,8 @@ void create(std::ostream& out, const std::filesystem::path& file, tritonrt::Bund
         if (tuned) {
           for (const auto& config : fn.compile_configs_packed(target, call.options, args)) {
             if (!config.artifact)
-              throw tritonrt::CompileError(call.name + " config " + config.config + ": " + config.error);
+              tritonrt::detail::raise<tritonrt::CompileError>({call.name}, "config {}: {}", config.config,
+                                                              tritonrt::detail::without_prefix(config.error));
             filter.hashes.push_back(config.artifact->metadata.hash);
             ++artifacts;
           }

@@ -57,6 +57,13 @@ std::string printable(std::string_view text) {
 
 std::string message_about(const ErrorSite& site, std::string_view what) {
   std::string text;
+  if (site.op) {
+    return text.append(printable(site.kernel))
+        .append(": argument '")
+        .append(printable(site.param))
+        .append("' ")
+        .append(printable(what));
+  }
   if (!site.kernel.empty()) {
     text.append("kernel '").append(printable(site.kernel)).append("'");
     if (!site.param.empty()) {
@@ -69,7 +76,7 @@ std::string message_about(const ErrorSite& site, std::string_view what) {
 }
 
 std::string error_message(const ErrorSite& site, std::string_view what) {
-  return "tritonrt: " + message_about(site, what);
+  return site.op ? message_about(site, what) : "tritonrt: " + message_about(site, what);
 }
 
 std::string without_prefix(std::string text) {

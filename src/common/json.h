@@ -22,7 +22,7 @@ class JsonReader {
   /// `document` names what is read, e.g. "Triton's metadata".
   JsonReader(ErrorSite site, std::string document) : site_(site), document_(std::move(document)) {}
 
-  [[noreturn]] void fail(const std::string& problem) const { raise<E>(site_, document_ + " " + problem); }
+  [[noreturn]] void fail(const std::string& problem) const { raise<E>(site_, "{} {}", document_, problem); }
 
   /// Documents nest a few levels; deeper is an error, as copying or printing a value recurses
   /// once per level (100,000 nested arrays would overflow the stack).

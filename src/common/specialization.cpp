@@ -162,8 +162,7 @@ void bind_arguments(const KernelSignature& sig, std::span<const std::optional<Ar
                     std::span<const Arg> given, Arg* out) {
   const std::size_t n = sig.params.size();
   if (given.size() > n) {
-    raise<ArgumentError>({sig.name},
-                         "takes " + std::to_string(n) + " arguments, " + std::to_string(given.size()) + " were given");
+    raise<ArgumentError>({sig.name}, "takes {} arguments, {} were given", n, given.size());
   }
   for (std::size_t i = 0; i < given.size(); ++i) out[i] = given[i];
   for (std::size_t i = given.size(); i < n; ++i) {

@@ -8,8 +8,7 @@ namespace tritonrt {
 Target Target::parse(std::string_view text) {
   const auto colon = text.find(':');
   auto fail = [&](const std::string& why) {
-    detail::raise<TargetError>(
-        {}, "invalid target '" + std::string(text) + "': " + why + " (expected e.g. cuda:90, cuda:80 or hip:gfx942)");
+    detail::raise<TargetError>({}, "invalid target '{}': {} (expected e.g. cuda:90, cuda:80 or hip:gfx942)", text, why);
   };
   if (colon == std::string_view::npos || colon == 0 || colon + 1 == text.size()) fail("expected BACKEND:ARCH");
   Target t;

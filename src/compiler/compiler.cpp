@@ -59,14 +59,15 @@ std::filesystem::path module_path() {
 void check_python_version(void* library, const std::string& which) {
   using GetVersion = const char* (*)();
   auto get_version = reinterpret_cast<GetVersion>(dlsym(library, "Py_GetVersion"));
-  if (get_version == nullptr) raise<PythonError>({}, which + " is not a Python library (it has no Py_GetVersion)");
+  if (get_version == nullptr) raise<PythonError>({}, "{} is not a Python library (it has no Py_GetVersion)", which);
   const std::string version = get_version();
   const std::string release = version.substr(0, version.find(' '));
   const std::string wanted = TRITONRT_PYTHON_VERSION;
   if (release != wanted && !release.starts_with(wanted + ".")) {
-    raise<PythonError>({}, which + " is Python " + release + ", but tritonrt's compiler module was built for Python " +
-                               wanted + " (set TRITONRT_LIBPYTHON to a Python " + wanted +
-                               " library, or rebuild tritonrt against this Python)");
+    raise<PythonError>({},
+                       "{} is Python {}, but tritonrt's compiler module was built for Python {} (set "
+                       "TRITONRT_LIBPYTHON to a Python {} library, or rebuild tritonrt against this Python)",
+                       which, release, wanted, wanted);
   }
 }
 
@@ -81,24 +82,23 @@ Compiler* load_compiler() {
     void* handle = dlopen(library, RTLD_LAZY | RTLD_LOCAL);
     if (handle == nullptr) {
       const char* why = dlerror();
-      raise<PythonError>({}, std::string("compiling needs Python, and ") + library + " could not be loaded: " +
-                                 (why ? why : "unknown reason") + " (set TRITONRT_LIBPYTHON)");
+      raise<PythonError>({}, "compiling needs Python, and {} could not be loaded: {} (set TRITONRT_LIBPYTHON)", library,
+                         (why ? why : "unknown reason"));
     }
     check_python_version(handle, library);
     if (dlopen(library, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD) == nullptr) {
       const char* why = dlerror();
-      raise<PythonError>(
-          {}, std::string("could not make ") + library + "'s symbols global: " + (why ? why : "unknown reason"));
+      raise<PythonError>({}, "could not make {}'s symbols global: {}", library, (why ? why : "unknown reason"));
     }
   }
   const auto path = module_path();
   void* module = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (module == nullptr) {
     const char* why = dlerror();
-    raise<PythonError>({}, "cannot load the compiler module " + path.string() + ": " + (why ? why : "unknown reason"));
+    raise<PythonError>({}, "cannot load the compiler module {}: {}", path.string(), (why ? why : "unknown reason"));
   }
   auto make = reinterpret_cast<Compiler* (*)()>(dlsym(module, "tritonrt_make_compiler"));
-  if (make == nullptr) raise<PythonError>({}, path.string() + " is not a tritonrt compiler module");
+  if (make == nullptr) raise<PythonError>({}, "{} is not a tritonrt compiler module", path.string());
   return make();
 }
 
@@ -189,8 +189,8 @@ LoadedKernel load_kernel(std::string_view source, std::string_view name) {
       log_about(LogLevel::debug, {name}, "loaded from the bundle {}, without Python", bundled->where());
       return kernel;
     } catch (const Error& e) {
-      raise<ArtifactError>({name}, "the bundle " + bundled->where() +
-                                       " holds a description tritonrt cannot read: " + without_prefix(e.what()));
+      raise<ArtifactError>({name}, "the bundle {} holds a description tritonrt cannot read: {}", bundled->where(),
+                           without_prefix(e.what()));
     }
   }
   const KernelIndex* index = KernelIndex::get();
@@ -266,7 +266,7 @@ Artifact compile(const LoadedKernel& kernel, const Target& target, const Compile
                 " for this call (" + key + ")";
   std::error_code ec;
   if (kernel.bundle != nullptr && kernel.source.ends_with(".py") && !std::filesystem::exists(kernel.source, ec)) {
-    raise<ArtifactError>(site, held + ", and its source '" + kernel.source + "' is not here to compile it from");
+    raise<ArtifactError>(site, "{}, and its source '{}' is not here to compile it from", held, kernel.source);
   }
   Compiler* compiler = python_side(site, held).compiler;
   if (kernel.bundle != nullptr) {
@@ -274,10 +274,10 @@ Artifact compile(const LoadedKernel& kernel, const Target& target, const Compile
     // compile what those rules made of it.
     const std::string here = triton_version();
     if (here != kernel.rules->triton_version) {
-      raise<ArtifactError>(site, held + "; Triton " + here + " here cannot compile it for the bundle's Triton " +
-                                     kernel.rules->triton_version +
-                                     " (bundle it with this call, or load the kernel "
-                                     "without the bundle)");
+      raise<ArtifactError>(site,
+                           "{}; Triton {} here cannot compile it for the bundle's Triton {} (bundle it with this call, "
+                           "or load the kernel without the bundle)",
+                           held, here, kernel.rules->triton_version);
     }
   }
   Traced traced(site, "compiling for {}", target.str());
@@ -292,12 +292,12 @@ Artifact compile(const LoadedKernel& kernel, const Target& target, const Compile
     }
     if (!files.from_cache) {
       // Just compiled, not read from a damaged entry: setting it aside would not help.
-      raise<ArtifactError>(site, "Triton compiled an artifact tritonrt cannot use for " + target.str() + " (in " +
-                                     files.cache_dir + "): " + *problem);
+      raise<ArtifactError>(site, "Triton compiled an artifact tritonrt cannot use for {} (in {}): {}", target.str(),
+                           files.cache_dir, *problem);
     }
     if (attempt > 0 || files.cache_dir.empty()) {
-      raise<ArtifactError>(site, "Triton's cache entry " + files.cache_dir + " for " + target.str() +
-                                     " is still invalid after recompiling: " + *problem);
+      raise<ArtifactError>(site, "Triton's cache entry {} for {} is still invalid after recompiling: {}",
+                           files.cache_dir, target.str(), *problem);
     }
     // A damaged entry would fail every later compile too: move it away and build it again.
     const std::string moved = set_aside(files.cache_dir);

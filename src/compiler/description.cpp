@@ -97,7 +97,7 @@ Assignee assignee(LoadedKernel& k, const std::string& name, const std::string& b
   for_each_option(probe, [&](const char* option_name, const auto&) { option = option || name == option_name; });
   if (!option) {
     raise<SourceError>({k.signature.name},
-                       by + " sets '" + name + "', which is neither a parameter nor a compile option of the kernel");
+                       "{} sets '{}', which is neither a parameter nor a compile option of the kernel", by, name);
   }
   a.option = name;
   return a;
@@ -112,8 +112,8 @@ std::vector<std::size_t> param_indices(const Reader& read, const LoadedKernel& k
     const auto name = read.as<std::string>(n, what);
     const auto index = param_index(k.signature, name);
     if (index < 0) {
-      raise<SourceError>({k.signature.name}, std::string("@triton.autotune's ") + what + " names '" + name +
-                                                 "', which is not a parameter of the kernel");
+      raise<SourceError>({k.signature.name}, "@triton.autotune's {} names '{}', which is not a parameter of the kernel",
+                         what, name);
     }
     out.push_back(static_cast<std::size_t>(index));
   }
@@ -129,13 +129,16 @@ TuningConfig parse_config(const Reader& read, const nlohmann::json& c, LoadedKer
     const Assignee target = assignee(k, name, "autotune config {" + config.text + "}");
     const auto value = encoded_value(read, encoded, k.strings);
     if (!value || value->kind == ArgKind::python_default) {
-      raise<SourceError>({k.signature.name}, "autotune config {" + config.text + "} sets '" + name +
-                                                 "' to a value tritonrt cannot pass (bool, int, float, str, None or a "
-                                                 "triton.language dtype)");
+      raise<SourceError>({k.signature.name},
+                         "autotune config {{{}}} sets '{}' to a value tritonrt cannot pass (bool, int, float, str, "
+                         "None or a triton.language dtype)",
+                         config.text, name);
     }
     if (target.param < 0) {
-      raise<SourceError>({k.signature.name}, "autotune config {" + config.text + "} sets the option '" + name +
-                                                 "' among its kwargs; Config takes it as its own argument");
+      raise<SourceError>(
+          {k.signature.name},
+          "autotune config {{{}}} sets the option '{}' among its kwargs; Config takes it as its own argument",
+          config.text, name);
     }
     config.params.emplace_back(static_cast<std::size_t>(target.param), *value);
   }
@@ -235,7 +238,7 @@ LoadedKernel parse_kernel_description(std::string_view json) {
       annotated = parse_type_code(pi.annotation_type);
       if (!annotated) {
         raise<SourceError>({sig.name, pi.name, static_cast<std::ptrdiff_t>(i)},
-                           "annotation '" + pi.annotation_type + "' names a type tritonrt does not know");
+                           "annotation '{}' names a type tritonrt does not know", pi.annotation_type);
       }
     }
     const ParamRule rule = ParamRule::make(pi.is_constexpr, pi.is_const, !pi.do_not_specialize,
@@ -261,8 +264,9 @@ HeuristicResult parse_heuristic_result(const LoadedKernel& kernel, std::string_v
   if (!value || value->kind == ArgKind::python_default) {
     const auto described = read.field<nlohmann::json>(answer, "value");
     raise<ArgumentError>({kernel.signature.name},
-                         "a heuristic returned a " + read.field_or<std::string>(described, "type", "value") +
-                             ", which tritonrt cannot pass (bool, int, float, str, None or a triton.language dtype)");
+                         "a heuristic returned a {}, which tritonrt cannot pass (bool, int, float, str, None or a "
+                         "triton.language dtype)",
+                         read.field_or<std::string>(described, "type", "value"));
   }
   result.value = *value;
   if (!storage.empty()) result.value_text = storage.back();  // the caller points value.s at its copy

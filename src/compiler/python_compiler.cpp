@@ -42,12 +42,12 @@ void ensure_interpreter() {
     PyStatus status = PyConfig_SetBytesString(&config, &config.program_name, program.c_str());
     if (PyStatus_Exception(status)) {
       PyConfig_Clear(&config);
-      raise<PythonError>({}, "could not configure the embedded Python for " + program);
+      raise<PythonError>({}, "could not configure the embedded Python for {}", program);
     }
     try {
       py::initialize_interpreter(&config, 0, nullptr, false);
     } catch (const std::exception& e) {
-      raise<PythonError>({}, "could not start the embedded Python (" + program + "): " + e.what());
+      raise<PythonError>({}, "could not start the embedded Python ({}): {}", program, e.what());
     }
     started_interpreter = true;
     // The interpreter lives as long as the process; other threads take the GIL as needed.
@@ -118,14 +118,14 @@ std::string one_line(py::error_already_set& e) {
       type == "KernelSourceError" || type == "KernelNotFoundError" || type == "TargetError" || type == "CompileFailure";
   std::string message = one_line(e);
   if (ours && message.starts_with(type + ": ")) message.erase(0, type.size() + 2);
-  if (type == "KernelSourceError" || type == "KernelNotFoundError") raise<SourceError>(site, doing + ": " + message);
-  if (type == "TargetError") raise<TargetError>(site, doing + ": " + message);
-  if (type == "CompileFailure") raise<CompileError>(site, doing + ": " + message);
+  if (type == "KernelSourceError" || type == "KernelNotFoundError") raise<SourceError>(site, "{}: {}", doing, message);
+  if (type == "TargetError") raise<TargetError>(site, "{}: {}", doing, message);
+  if (type == "CompileFailure") raise<CompileError>(site, "{}: {}", doing, message);
   if (type == "ModuleNotFoundError" || type == "ImportError") {
-    raise<PythonError>(
-        site, doing + ": " + message + " (is triton installed for " + python_program() + "? set TRITONRT_PYTHON)");
+    raise<PythonError>(site, "{}: {} (is triton installed for {}? set TRITONRT_PYTHON)", doing, message,
+                       python_program());
   }
-  raise<PythonError>(site, doing + ": " + message);
+  raise<PythonError>(site, "{}: {}", doing, message);
 }
 
 py::object key_object(ParamSpec::Key key) {
@@ -167,8 +167,8 @@ py::object constexpr_object(const Arg& a, const LoadedKernel& kernel, std::size_
     case ArgKind::python_default:
       return py::make_tuple("default");
     default:
-      raise<ArgumentError>(param_site(kernel.signature, index),
-                           "internal error: " + describe(a) + " is not a constexpr value");
+      raise<ArgumentError>(param_site(kernel.signature, index), "internal error: {} is not a constexpr value",
+                           describe(a));
   }
 }
 

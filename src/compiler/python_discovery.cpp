@@ -64,8 +64,9 @@ std::string read_answer(int fd, Clock::time_point deadline, std::chrono::millise
     const int ready = ::poll(&wait, 1, left_ms(deadline));
     if (ready < 0 && errno == EINTR) continue;
     if (ready <= 0) {
-      why = ready == 0 ? fmt::format("it did not answer within {:g} s (TRITONRT_PYTHON_TIMEOUT)", timeout.count() / 1000.0)
-                       : "it could not be read";
+      why = ready == 0
+                ? fmt::format("it did not answer within {:g} s (TRITONRT_PYTHON_TIMEOUT)", timeout.count() / 1000.0)
+                : "it could not be read";
       return "";
     }
     char buffer[4096];
@@ -73,8 +74,8 @@ std::string read_answer(int fd, Clock::time_point deadline, std::chrono::millise
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return out;
     if (out.size() + static_cast<std::size_t>(n) > kMaxProbeOutput) {
-      why = "it printed more than a Python answering the probe does (over " + std::to_string(kMaxProbeOutput) +
-            " bytes)";
+      why =
+          "it printed more than a Python answering the probe does (over " + std::to_string(kMaxProbeOutput) + " bytes)";
       return "";
     }
     out.append(buffer, static_cast<std::size_t>(n));
@@ -268,8 +269,10 @@ const EmbeddedPython& embedded_python() {
     }
     tried += "\n  " + program + " (" + from + "): " + why;
   }
-  raise<PythonError>({}, "compiling needs Python, and no usable one was found (set TRITONRT_PYTHON to a Python " +
-                             std::string(TRITONRT_PYTHON_VERSION) + " that has triton); tried:" + tried);
+  raise<PythonError>({},
+                     "compiling needs Python, and no usable one was found (set TRITONRT_PYTHON to a Python {} that has "
+                     "triton); tried:{}",
+                     TRITONRT_PYTHON_VERSION, tried);
 }
 
 }  // namespace tritonrt::detail

@@ -17,16 +17,15 @@ Driver::Driver() {
   void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (lib == nullptr) {
     const char* why = dlerror();
-    throw DriverError(
-        error_message({}, std::string("the CUDA driver (libcuda.so.1) could not be loaded: ") +
-                              (why ? why : "unknown reason") + "; a GPU and its driver are needed to launch kernels"),
-        CUDA_ERROR_NO_DEVICE);
+    raise_driver(CUDA_ERROR_NO_DEVICE,
+                 "the CUDA driver (libcuda.so.1) could not be loaded: {}; a GPU and its driver are needed to launch "
+                 "kernels",
+                 why ? why : "unknown reason");
   }
   get_proc_ = reinterpret_cast<GetProcAddress>(dlsym(lib, "cuGetProcAddress_v2"));
   if (get_proc_ == nullptr) {
-    throw DriverError(
-        error_message({}, "the CUDA driver is too old (no cuGetProcAddress_v2); CUDA 12 or newer is needed"),
-        CUDA_ERROR_NOT_SUPPORTED);
+    raise_driver(CUDA_ERROR_NOT_SUPPORTED,
+                 "the CUDA driver is too old (no cuGetProcAddress_v2); CUDA 12 or newer is needed");
   }
 #define TRITONRT_DRIVER_ENTRY(name) name = reinterpret_cast<decltype(name)>(entry(#name));
 #include "driver/entries.inc"
@@ -43,7 +42,7 @@ void* Driver::entry(const char* name) const {
   CUdriverProcAddressQueryResult status{};
   const CUresult r = get_proc_(name, &slot, kEntryVersion, CU_GET_PROC_ADDRESS_DEFAULT, &status);
   if (r != CUDA_SUCCESS || slot == nullptr) {
-    throw DriverError(error_message({}, std::string("the CUDA driver lacks entry point ") + name), r);
+    raise_driver(r, "the CUDA driver lacks entry point {}", name);
   }
   return slot;
 }
@@ -53,8 +52,7 @@ void Driver::fail(CUresult result, const char* call, const std::string& context)
   const char* text = nullptr;
   if (cuGetErrorName == nullptr || cuGetErrorName(result, &name) != CUDA_SUCCESS) name = "CUDA_ERROR_UNKNOWN";
   if (cuGetErrorString == nullptr || cuGetErrorString(result, &text) != CUDA_SUCCESS) text = "";
-  throw DriverError(error_message({}, context + ": " + call + " failed with " + name + " (" + text + ")"),
-                    static_cast<int>(result));
+  raise_driver(static_cast<int>(result), "{}: {} failed with {} ({})", context, call, name, text);
 }
 
 CUdevice Driver::current_device() {

@@ -11,7 +11,7 @@ const Arg& BoundArgs::operator[](std::string_view name) const {
   for (std::size_t i = 0; i < signature_.params.size() && i < values_.size(); ++i) {
     if (signature_.params[i].name == name) return values_[i];
   }
-  detail::raise<ArgumentError>({signature_.name}, "has no parameter '" + std::string(name) + "'");
+  detail::raise<ArgumentError>({signature_.name}, "has no parameter '{}'", name);
 }
 
 std::int64_t BoundArgs::integer(std::string_view name) const {
@@ -21,7 +21,7 @@ std::int64_t BoundArgs::integer(std::string_view name) const {
   if (kind == ArgKind::uint && a.value.u <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
     return a.value.i;
   }
-  detail::raise<ArgumentError>({signature_.name, name}, "the grid needs an integer, got " + detail::describe(a));
+  detail::raise<ArgumentError>({signature_.name, name}, "the grid needs an integer, got {}", detail::describe(a));
 }
 
 }  // namespace tritonrt

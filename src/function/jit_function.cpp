@@ -60,9 +60,8 @@ JitFunction::JitFunction(std::string_view source, std::string_view name) : impl_
   impl_->cpp_heuristics.resize(heuristics);
   if (!impl_->kernel.layers.empty()) impl_->host_decorators = std::make_unique<detail::DecoratorState>(impl_->kernel);
   if (signature_.params.size() > detail::kMaxParams) {
-    detail::raise<ArgumentError>({signature_.name}, "has " + std::to_string(signature_.params.size()) +
-                                                        " parameters; tritonrt supports up to " +
-                                                        std::to_string(detail::kMaxParams));
+    detail::raise<ArgumentError>({signature_.name}, "has {} parameters; tritonrt supports up to {}",
+                                 signature_.params.size(), detail::kMaxParams);
   }
 }
 
@@ -167,7 +166,7 @@ void JitFunction::set_heuristic(std::string_view name, std::function<Arg(const B
       ++memo;
     }
   }
-  detail::raise<ArgumentError>({signature_.name}, "has no heuristic for '" + std::string(name) + "'");
+  detail::raise<ArgumentError>({signature_.name}, "has no heuristic for '{}'", name);
 }
 
 std::shared_ptr<const Artifact> JitFunction::Impl::compile(const KernelSignature& sig, const Target& target,

@@ -12,10 +12,8 @@ namespace {
 [[noreturn]] [[gnu::cold]] void grid_error(const Grid& grid, const LoadedFunction& k, const DeviceContext& dc,
                                            std::string_view kernel) {
   if (grid.x < 0 || grid.y < 0 || grid.z < 0) raise<ArgumentError>({kernel}, "grid dimensions must not be negative");
-  raise<ArgumentError>({kernel}, "grid (" + std::to_string(grid.x) + ", " + std::to_string(grid.y) + ", " +
-                                     std::to_string(grid.z) + ") with num_ctas " + std::to_string(k.num_ctas) +
-                                     " exceeds the device's limits (" + std::to_string(dc.max_grid[0]) + ", " +
-                                     std::to_string(dc.max_grid[1]) + ", " + std::to_string(dc.max_grid[2]) + ")");
+  raise<ArgumentError>({kernel}, "grid ({}, {}, {}) with num_ctas {} exceeds the device's limits ({}, {}, {})", grid.x,
+                       grid.y, grid.z, k.num_ctas, dc.max_grid[0], dc.max_grid[1], dc.max_grid[2]);
 }
 
 // The launch attributes Triton's launcher sets (PDL, cooperative grid, clusters), with

@@ -17,13 +17,13 @@ LoadedFunction load_function(const DeviceContext& dc, std::shared_ptr<const Arti
   const auto& m = artifact->metadata;
   const ErrorSite site{kernel};
   if (artifact->binary_kind != "cubin") {
-    raise<TargetError>(site, "cannot launch a " + artifact->binary_kind + " binary (built for " + m.target.str() +
-                                 ") on CUDA device " + std::to_string(dc.device));
+    raise<TargetError>(site, "cannot launch a {} binary (built for {}) on CUDA device {}", artifact->binary_kind,
+                       m.target.str(), dc.device);
   }
   const std::string on_device = "on device " + std::to_string(dc.device);
   if (m.shared > dc.max_shared_optin) {
-    raise<ResourceError>(site, "needs " + std::to_string(m.shared) + " bytes of shared memory " + on_device +
-                                   ", which allows " + std::to_string(dc.max_shared_optin));
+    raise<ResourceError>(site, "needs {} bytes of shared memory {}, which allows {}", m.shared, on_device,
+                         dc.max_shared_optin);
   }
   const std::string where = "kernel '" + std::string(kernel) + "' " + on_device;
   ScopedContext in(dc.context);
@@ -40,8 +40,8 @@ LoadedFunction load_function(const DeviceContext& dc, std::shared_ptr<const Arti
                     "querying " + where);
   const long threads = static_cast<long>(m.num_warps) * m.target.warp_size;
   if (threads > max_threads) {
-    raise<ResourceError>(site, "needs " + std::to_string(threads) + " threads per block " + on_device +
-                                   "; it can run with at most " + std::to_string(max_threads));
+    raise<ResourceError>(site, "needs {} threads per block {}; it can run with at most {}", threads, on_device,
+                         max_threads);
   }
   if (m.shared > 49152 && dc.max_shared_optin > 49152) {
     // Beyond 48 KiB, dynamic shared memory must be opted into, as Triton's loader does.

@@ -18,8 +18,10 @@ class DriverScratchAllocator final : public ScratchAllocator {
   void* allocate(std::size_t bytes, std::size_t alignment, void* stream) override {
     auto& d = Driver::get();
     if (alignment > 256) {
-      raise<ResourceError>({}, "kernel scratch alignment " + std::to_string(alignment) +
-                                   " exceeds the 256 bytes cuMemAllocAsync guarantees; install a ScratchAllocator");
+      raise<ResourceError>(
+          {},
+          "kernel scratch alignment {} exceeds the 256 bytes cuMemAllocAsync guarantees; install a ScratchAllocator",
+          alignment);
     }
     CUdeviceptr p = 0;
     TRITONRT_CU_CHECK(d, cuMemAllocAsync(&p, bytes, static_cast<CUstream>(stream)),

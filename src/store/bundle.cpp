@@ -72,8 +72,8 @@ class MappedBundle {
     // Copied before it is checked, so that what is read is what was checked.
     const std::string entry(bytes(kernel.entry_offset, kernel.entry_size));
     const auto fail = [&](const std::string& why) {
-      raise<ArtifactError>(
-          {kernel.name}, "the bundle " + path_.string() + " is damaged: its entry for " + kernel.identity + " " + why);
+      raise<ArtifactError>({kernel.name}, "the bundle {} is damaged: its entry for {} {}", path_.string(),
+                           kernel.identity, why);
     };
     if (sha256_hex(entry) != kernel.entry_sha256) fail("does not match its checksum");
     BundledKernel read;  // filled whole, then moved in: a failure leaves `kernel` as it was
@@ -131,7 +131,7 @@ class MappedBundle {
   }
 
   [[noreturn]] void damaged(const std::string& why) const {
-    raise<ArtifactError>({}, "the bundle " + path_.string() + " is not a whole tritonrt bundle: " + why);
+    raise<ArtifactError>({}, "the bundle {} is not a whole tritonrt bundle: {}", path_.string(), why);
   }
 
   // The header line at the start of `head`: format, the table's size (within the file and
@@ -148,9 +148,10 @@ class MappedBundle {
       damaged("its header does not read");
     }
     if (format != kBundleFormat) {
-      raise<ArtifactError>({}, "the bundle " + path_.string() + " is in bundle format " + std::to_string(format) +
-                                   "; this tritonrt (" TRITONRT_VERSION ") reads format " +
-                                   std::to_string(kBundleFormat) + ": create it again with this tritonrt");
+      raise<ArtifactError>({},
+                           "the bundle {} is in bundle format {}; this tritonrt ({}) reads format {}: create it again "
+                           "with this tritonrt",
+                           path_.string(), format, TRITONRT_VERSION, kBundleFormat);
     }
     if (table_size_ > kMaxTable) damaged("its header claims a table larger than tritonrt reads");
     if (table_size_ > size_ - (newline + 1)) damaged("it is shorter than its header says (cut short?)");
@@ -349,8 +350,7 @@ std::optional<Artifact> bundled_artifact(const BundledKernel& kernel, const std:
   if (it == kernel.artifacts.end()) return std::nullopt;
   const auto& binary = it->second;
   const auto fail = [&](const std::string& why) {
-    raise<ArtifactError>({kernel.name},
-                         "the bundle " + kernel.where() + " is damaged: its artifact for " + key + " " + why);
+    raise<ArtifactError>({kernel.name}, "the bundle {} is damaged: its artifact for {} {}", kernel.where(), key, why);
   };
   Artifact artifact;
   // Copied before it is checked: a bundle rewritten in place (rather than replaced by a

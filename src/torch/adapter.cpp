@@ -26,9 +26,9 @@ class CachingScratchAllocator final : public ScratchAllocator {
  public:
   void* allocate(std::size_t bytes, std::size_t alignment, void* stream) override {
     if (alignment > kCachingAllocatorAlignment) {
-      tritonrt::detail::raise<ResourceError>({}, "kernel scratch alignment " + std::to_string(alignment) +
-                                                     " exceeds the " + std::to_string(kCachingAllocatorAlignment) +
-                                                     " bytes torch's caching allocator guarantees");
+      tritonrt::detail::raise<ResourceError>(
+          {}, "kernel scratch alignment {} exceeds the {} bytes torch's caching allocator guarantees", alignment,
+          kCachingAllocatorAlignment);
     }
     return c10::cuda::CUDACachingAllocator::raw_alloc_with_stream(bytes, static_cast<cudaStream_t>(stream));
   }
@@ -93,20 +93,18 @@ TensorChecks& TensorChecks::required(const at::Tensor& tensor, std::string_view 
 
 void TensorChecks::fail(std::string_view param, const std::string& problem) const {
   // A kernel's parameters in tritonrt's format; an operator's arguments as aten words them.
-  if (kernel_) tritonrt::detail::raise<ArgumentError>({owner_, param}, problem);
-  throw ArgumentError(std::string(owner_) + ": argument '" + std::string(param) + "' " + problem);
+  tritonrt::detail::raise<ArgumentError>({.kernel = owner_, .param = param, .op = !kernel_}, problem);
 }
 
 DType checked_dtype(c10::ScalarType type, std::string_view owner, std::string_view param) {
   if (const auto dtype = to_dtype(type)) [[likely]]
     return *dtype;
-  throw ArgumentError(std::string(owner) + ": argument '" + std::string(param) + "' has dtype " + c10::toString(type) +
-                      ", which Triton has no type for");
+  tritonrt::detail::raise<ArgumentError>({.kernel = owner, .param = param, .op = true},
+                                         "has dtype {}, which Triton has no type for", c10::toString(type));
 }
 
 DeviceScope::DeviceScope(c10::DeviceIndex device) : device_(device) {
-  if (device < 0)
-    tritonrt::detail::raise<ArgumentError>({}, "DeviceScope needs a CUDA device index, got " + std::to_string(device));
+  if (device < 0) tritonrt::detail::raise<ArgumentError>({}, "DeviceScope needs a CUDA device index, got {}", device);
   // torch's current device, which includes a switch it deferred (set_device to a device
   // without a context yet): then ExchangeDevice drops that switch for the scope, and the
   // destructor defers it again, as CUDAGuard does.
@@ -127,13 +125,13 @@ void throw_undefined_tensor() {
 }
 
 void throw_unsupported_dtype(c10::ScalarType type) {
-  tritonrt::detail::raise<ArgumentError>({}, std::string("torch dtype ") + c10::toString(type) + " has no Triton type");
+  tritonrt::detail::raise<ArgumentError>({}, "torch dtype {} has no Triton type", c10::toString(type));
 }
 
 void throw_unsupported_scalar(const c10::Scalar& value) {
-  tritonrt::detail::raise<ArgumentError>({}, std::string("a ") + (value.isComplex() ? "complex" : "symbolic") +
-                                                 " c10::Scalar cannot be a kernel argument; Triton takes bool, int "
-                                                 "and float scalars");
+  tritonrt::detail::raise<ArgumentError>(
+      {}, "a {} c10::Scalar cannot be a kernel argument; Triton takes bool, int and float scalars",
+      (value.isComplex() ? "complex" : "symbolic"));
 }
 
 // The device matters to a launch on the legacy default stream (it runs in the current
@@ -147,10 +145,9 @@ void launch_on_device(JitFunction& fn, LaunchConfig& config, c10::DeviceIndex de
 void launch_in_scope(JitFunction& fn, LaunchConfig& config, const DeviceScope& scope, c10::DeviceIndex device,
                      std::span<const Arg> args) {
   if (device >= 0 && device != scope.device()) [[unlikely]] {
-    tritonrt::detail::raise<ArgumentError>({fn.signature().name},
-                                           "its tensors are on " + c10::Device(c10::DeviceType::CUDA, device).str() +
-                                               " but the DeviceScope is for " +
-                                               c10::Device(c10::DeviceType::CUDA, scope.device()).str());
+    tritonrt::detail::raise<ArgumentError>({fn.signature().name}, "its tensors are on {} but the DeviceScope is for {}",
+                                           c10::Device(c10::DeviceType::CUDA, device).str(),
+                                           c10::Device(c10::DeviceType::CUDA, scope.device()).str());
   }
   if (config.stream == nullptr) config.stream = c10::cuda::getCurrentCUDAStream(scope.device()).stream();
   fn.launch_packed(config, args);
