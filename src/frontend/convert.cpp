@@ -71,6 +71,7 @@ const char* pointer_arg(PyObject* object, Arg& arg) {
 
 const char* to_arg(PyObject* object, Arg& arg) {
   State& s = state();
+  arg = Arg{};
   if (object == Py_None) {
     arg.kind = ArgKind::none;
     return nullptr;

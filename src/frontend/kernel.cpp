@@ -8,6 +8,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "frontend/frontend.h"
@@ -281,6 +282,93 @@ PyObject* runtime_blocks(KernelObject* k) {
   Py_RETURN_NONE;
 }
 
+/// A call bound to the kernel's parameters: the caller's objects by parameter, their Args,
+/// and the Args the launch takes.
+struct Binding {
+  PyObject* objects[kMaxParams];
+  // Raw storage: only what the call uses is written (an Arg array would be zeroed whole).
+  alignas(Arg) std::byte slot_storage[sizeof(Arg) * kMaxParams];
+  alignas(Arg) std::byte given_storage[sizeof(Arg) * kMaxParams];
+  Arg* slots = reinterpret_cast<Arg*>(slot_storage);
+  Arg* given = reinterpret_cast<Arg*>(given_storage);
+  std::span<const Arg> args;
+  CompileOptions options;
+  std::string why;  ///< when Triton's path takes the call: the reason to log ("": none, Triton raises)
+};
+
+enum class Bound { ok, to_triton, raised };
+
+// Binds a call as Triton's binder does; to_triton where tritonrt leaves the call to Triton
+// (a value or option it does not pass, or an argument error Triton words itself).
+Bound bind_call(KernelObject* k, Call& c, Binding& b) {
+  const Plan& p = *k->plan;
+  const std::size_t n = p.params.size();
+  if (static_cast<std::size_t>(c.nargs) > n) return Bound::to_triton;  // Triton's binder says so
+  PyObject** objects = b.objects;
+  std::fill_n(objects, n, nullptr);
+  std::copy_n(c.args, c.nargs, objects);
+  if (c.kwnames != nullptr) {
+    std::vector<int> scratch;
+    const std::vector<int>& targets = keyword_targets(*k->plan, c.kwnames, scratch);
+    for (std::size_t j = 0; j < targets.size(); ++j) {
+      PyObject* value = c.args[c.nargs + static_cast<Py_ssize_t>(j)];
+      const int t = targets[j];
+      if (t >= 0) {
+        if (objects[t] != nullptr) return Bound::to_triton;  // given twice: Triton's TypeError
+        objects[t] = value;
+      } else if (t <= kFirstOption) {
+        if (!set_option(b.options, kFirstOption - t, value)) {
+          b.why = std::string("launch option ") + kOptionNames[kFirstOption - t] + " has a value tritonrt does not pass";
+          return Bound::to_triton;
+        }
+      } else if (c.raw != nullptr && t == kGridKeyword) {
+        c.grid = value;
+      } else if (c.raw != nullptr && t == kWarmupKeyword) {
+        const int truth = PyObject_IsTrue(value);
+        if (truth < 0) return Bound::raised;
+        c.warmup = truth != 0;
+      } else {
+        b.why = "keyword argument '" + utf8(PyTuple_GET_ITEM(c.kwnames, j)) +
+                "' is neither a parameter nor a launch option tritonrt passes";
+        return Bound::to_triton;
+      }
+    }
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    const Param& q = p.params[i];
+    if (objects[i] != nullptr) {
+      // A value a decorator sets: Triton's decorator overrides it or refuses the call.
+      if (q.set_by_decorator) return Bound::to_triton;
+      if (const char* problem = to_arg(objects[i], b.slots[i])) {
+        b.why = "parameter '" + utf8(q.name) + "' is " + problem;
+        return Bound::to_triton;
+      }
+    } else if (q.set_by_decorator) {
+      b.slots[i] = Arg{};
+      b.slots[i].kind = ArgKind::unset;
+    } else if (q.default_object != nullptr) {
+      if (q.default_problem != nullptr) {
+        b.why = "the default of parameter '" + utf8(q.name) + "' is " + q.default_problem;
+        return Bound::to_triton;
+      }
+      b.slots[i] = q.default_arg;
+    } else {
+      return Bound::to_triton;  // a missing argument: Triton's TypeError
+    }
+  }
+  b.args = std::span<const Arg>(b.slots, n);
+  if (p.decorated) {
+    // A decorated kernel takes the parameters no decorator sets, up to the last one given.
+    std::size_t count = 0;
+    for (std::size_t i = 0; i < p.call_params.size(); ++i) {
+      b.given[i] = b.slots[p.call_params[i]];
+      if (objects[p.call_params[i]] != nullptr) count = i + 1;
+    }
+    b.args = std::span<const Arg>(b.given, count);
+  }
+  return Bound::ok;
+}
+
 PyObject* launch(KernelObject* k, Call& c) {
   Plan& p = *k->plan;
   if (p.fn == nullptr) {
@@ -295,78 +383,22 @@ PyObject* launch(KernelObject* k, Call& c) {
       return fallback(k, c, why.c_str());
     }
   }
-  const std::size_t n = p.params.size();
-  if (static_cast<std::size_t>(c.nargs) > n) return fallback(k, c, nullptr);  // Triton's binder says so
-  PyObject* objects[kMaxParams];
-  std::fill_n(objects, n, nullptr);
-  std::copy_n(c.args, c.nargs, objects);
-  CompileOptions options;
-  if (c.kwnames != nullptr) {
-    std::vector<int> scratch;
-    const std::vector<int>& targets = keyword_targets(p, c.kwnames, scratch);
-    for (std::size_t j = 0; j < targets.size(); ++j) {
-      PyObject* value = c.args[c.nargs + static_cast<Py_ssize_t>(j)];
-      const int t = targets[j];
-      if (t >= 0) {
-        if (objects[t] != nullptr) return fallback(k, c, nullptr);  // given twice: Triton's TypeError
-        objects[t] = value;
-      } else if (t <= kFirstOption) {
-        if (!set_option(options, kFirstOption - t, value)) {
-          const std::string why =
-              std::string("launch option ") + kOptionNames[kFirstOption - t] + " has a value tritonrt does not pass";
-          return fallback(k, c, why.c_str());
-        }
-      } else if (c.raw != nullptr && t == kGridKeyword) {
-        c.grid = value;
-      } else if (c.raw != nullptr && t == kWarmupKeyword) {
-        const int truth = PyObject_IsTrue(value);
-        if (truth < 0) return nullptr;
-        c.warmup = truth != 0;
-      } else {
-        const std::string why = "keyword argument '" + utf8(PyTuple_GET_ITEM(c.kwnames, j)) +
-                                "' is neither a parameter nor a launch option tritonrt passes";
-        return fallback(k, c, why.c_str());
-      }
-    }
+  Binding binding;
+  switch (bind_call(k, c, binding)) {
+    case Bound::raised:
+      return nullptr;
+    case Bound::to_triton:
+      return fallback(k, c, binding.why.empty() ? nullptr : binding.why.c_str());
+    case Bound::ok:
+      break;
   }
   if (c.warmup || c.grid == nullptr) return fallback(k, c, nullptr);  // Triton compiles (or raises) itself
-  Arg slots[kMaxParams];
-  for (std::size_t i = 0; i < n; ++i) {
-    const Param& q = p.params[i];
-    if (objects[i] != nullptr) {
-      // A value a decorator sets: Triton's decorator overrides it or refuses the call.
-      if (q.set_by_decorator) return fallback(k, c, nullptr);
-      if (const char* problem = to_arg(objects[i], slots[i])) {
-        const std::string why = "parameter '" + utf8(q.name) + "' is " + problem;
-        return fallback(k, c, why.c_str());
-      }
-    } else if (q.set_by_decorator) {
-      slots[i].kind = ArgKind::unset;
-    } else if (q.default_object != nullptr) {
-      if (q.default_problem != nullptr) {
-        const std::string why = "the default of parameter '" + utf8(q.name) + "' is " + q.default_problem;
-        return fallback(k, c, why.c_str());
-      }
-      slots[i] = q.default_arg;
-    } else {
-      return fallback(k, c, nullptr);  // a missing argument: Triton's TypeError
-    }
-  }
-  // A decorated kernel takes the parameters no decorator sets, up to the last one given.
-  Arg given[kMaxParams];
-  std::span<const Arg> args(slots, n);
-  if (p.decorated) {
-    std::size_t count = 0;
-    for (std::size_t i = 0; i < p.call_params.size(); ++i) {
-      given[i] = slots[p.call_params[i]];
-      if (objects[p.call_params[i]] != nullptr) count = i + 1;
-    }
-    args = std::span<const Arg>(given, count);
-  }
+  PyObject* const* objects = binding.objects;
+  const std::span<const Arg> args = binding.args;
   int device = 0;
   LaunchConfig config;
   if (!device_and_stream(device, config.stream)) return nullptr;
-  config.options = options;
+  config.options = binding.options;
   const GridCall grid_call{k, c.grid, objects};
   const bool callable_grid = Py_TYPE(c.grid) != &PyTuple_Type && PyCallable_Check(c.grid);
   if (callable_grid) {
@@ -544,6 +576,47 @@ PyObject* kernel_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
 
 PyObject* kernel_bind(PyObject* self, PyObject* grid) { return bind(reinterpret_cast<KernelObject*>(self), grid); }
 
+// kernel.specialization(*args, **kwargs): (Triton's specialization list as it prints, {option:
+// value}) for a call bound as a launch binds it; LookupError when Triton's path would take it.
+PyObject* kernel_specialization(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  auto* k = reinterpret_cast<KernelObject*>(self);
+  if (k->plan->fn == nullptr) {
+    PyErr_SetString(PyExc_LookupError, "Triton's path launches this kernel");
+    return nullptr;
+  }
+  Call c;
+  c.args = args;
+  c.nargs = nargs;
+  c.kwnames = kwnames;
+  Binding binding;
+  const Bound bound = bind_call(k, c, binding);
+  if (bound == Bound::raised) return nullptr;
+  if (bound == Bound::to_triton) {
+    PyErr_SetString(PyExc_LookupError, binding.why.empty() ? "Triton's binder decides" : binding.why.c_str());
+    return nullptr;
+  }
+  std::string repr;
+  try {
+    repr = k->plan->fn->specialize_packed(binding.args).repr();
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_LookupError, e.what());
+    return nullptr;
+  }
+  Ref options(PyDict_New());
+  if (!options) return nullptr;
+  int i = 0;
+#define TRITONRT_OPTION_ITEM(type, name)                                                                 \
+  if (binding.options.name) {                                                                          \
+    Ref value(std::is_same_v<type, bool> ? PyBool_FromLong(*binding.options.name)                       \
+                                         : PyLong_FromLong(static_cast<long>(*binding.options.name)));  \
+    if (!value || PyDict_SetItemString(options.get(), kOptionNames[i], value.get()) < 0) return nullptr; \
+  }                                                                                                    \
+  ++i;
+  TRITONRT_COMPILE_OPTIONS(TRITONRT_OPTION_ITEM)
+#undef TRITONRT_OPTION_ITEM
+  return Py_BuildValue("(s#O)", repr.data(), static_cast<Py_ssize_t>(repr.size()), options.get());
+}
+
 PyObject* kernel_reason(PyObject* self, void*) {
   auto* k = reinterpret_cast<KernelObject*>(self);
   if (k->reason == nullptr) Py_RETURN_NONE;
@@ -555,6 +628,8 @@ PyObject* kernel_jit(PyObject* self, void*) { return Py_NewRef(reinterpret_cast<
 
 PyMethodDef kernel_methods[] = {
     {"bind", kernel_bind, METH_O, "kernel.bind(grid): the callable kernel[grid] is"},
+    {"specialization", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(kernel_specialization)),
+     METH_FASTCALL | METH_KEYWORDS, "kernel.specialization(*args, **kwargs): (Triton's specialization, options)"},
     {nullptr, nullptr, 0, nullptr},
 };
 
