@@ -237,15 +237,22 @@ def _new_kernel(target, fallback_run):
     return _frontend.Kernel(target, jit, fallback_run, source, name, defaults, reason)
 
 
-def _kernel_for(jit):
-    """The Kernel that install() launches a JITFunction with, made once and kept on it."""
-    kernel = jit.__dict__.get("_tritonrt_kernel")
+def _kernel_for(target):
+    """The Kernel that launches `target` (install() asks it for each JITFunction), made once and
+    kept on it: its fallback is Triton's own run of that object, never install()'s."""
+    kernel = getattr(target, "_tritonrt_kernel", None)
     if kernel is None:
         with _lock:
-            kernel = jit.__dict__.get("_tritonrt_kernel")
+            kernel = getattr(target, "_tritonrt_kernel", None)
             if kernel is None:
-                kernel = _new_kernel(jit, _original_run)
-                jit._tritonrt_kernel = kernel
+                run = type(target).run
+                if run is _frontend.routed_run() or run is _original_run:
+                    run = _original_run
+                kernel = _new_kernel(target, run)
+                try:
+                    target._tritonrt_kernel = kernel
+                except AttributeError:  # an object without a __dict__: a new Kernel each time
+                    pass
     return kernel
 
 
@@ -265,9 +272,7 @@ class Launcher:
     def __init__(self, kernel):
         _setup()
         self.kernel = kernel
-        run = type(kernel).run
-        # Triton's own path, never install()'s (which would come back here).
-        self._bind = _new_kernel(kernel, _original_run if run is _frontend.routed_run() else run).bind
+        self._bind = _kernel_for(kernel).bind
 
     def __getitem__(self, grid):
         if _compiling():
