@@ -402,3 +402,64 @@ def test_install_from_the_environment(tritonrt_package):
     done = subprocess.run([sys.executable, "-c", code.replace("print(f.installed()", "print((f.installed(),)"),
                            str(site)], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and done.stdout.split()[0] == "(False,)", done.stderr
+
+
+# --- third-party kernel libraries (from PyPI), as they launch their kernels -----------------------
+
+def library_module(name):
+    import importlib
+    os.environ.setdefault("GEMS_VENDOR", "nvidia")  # FlagGems asks no GPU which vendor it is
+    os.environ.setdefault("FLAGGEMS_DB_URL", "sqlite:///:memory:")
+    return importlib.import_module(name)
+
+
+# name: (module, kernel, grid, make (args, kwargs)); the calls are the libraries' own.
+LIBRARY_CALLS = {
+    "liger rms_norm (plain, options)": (
+        "liger_kernel.ops.rms_norm", "_rms_norm_forward_kernel", (4, ),
+        lambda: ((pointer(0x10000), 512, pointer(0x20000), 512, pointer(0x30000), 1, pointer(0x40000), 1, 512, 1e-6,
+                  0.0, 1), dict(elementwise_affine=True, BLOCK_SIZE=512, num_warps=4))),
+    "liger dyt (autotune)": (
+        "liger_kernel.ops.dyt", "_dyt_fwd_kernel", lambda meta: (triton.cdiv(4096, meta["BLOCK_N"]), 8),
+        lambda: ((pointer(0x10000), pointer(0x20000), pointer(0x30000), pointer(0x40000), pointer(0x50000), True,
+                  4096), {})),
+    "flag_gems softmax (libentry, heuristics)": (
+        "flag_gems.ops.softmax", "softmax_kernel_inner", (8, 1, 1),
+        lambda: ((pointer(0x10000, "float16"), pointer(0x20000, "float16"), 8, 1000), {})),
+    "fla cumsum (heuristics, cached autotuner, keywords)": (
+        "fla.ops.utils.cumsum", "chunk_local_cumsum_scalar_kernel", (4 * 2 * 3, ),
+        lambda: ((), dict(s=pointer(0x10000), o=pointer(0x20000), scale=None, cu_seqlens=None, chunk_indices=None,
+                          T=256, B=2, H=3, BT=64, REVERSE=False, USE_GRAPH=False))),
+}
+
+
+@pytest.fixture
+def no_torch_gpu(monkeypatch):
+    """torch as on a machine without a GPU, though the stand-in libcuda is loaded (the libraries
+    ask torch about devices at import, and FlagGems' libentry for the current device)."""
+    import torch
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 0)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: "NVIDIA H100 (stand-in)")
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (9, 0))
+
+
+@pytest.mark.parametrize("name", sorted(LIBRARY_CALLS))
+def test_library_kernels_compile_what_tritons_launch_compiles(rt, recording, slow_kernels, no_torch_gpu, name):
+    from triton_reference import forget_tuning
+    module, attribute, grid, make = LIBRARY_CALLS[name]
+    kernel = getattr(library_module(module), attribute)
+    if hasattr(kernel, "kernel_cache") and not kernel.kernel_cache:  # FlagGems' libentry: one cache per device
+        kernel.kernel_cache = ({}, )
+    args, kwargs = make()
+    assert rt.launcher(kernel)._bind.__self__.reason is None
+    forget_tuning(kernel)
+    before, recorded = fake_launches(), len(recording.launches)
+    ours = rt.launcher(kernel)[grid](*args, **kwargs)  # an autotuner's tuning launches too
+    assert fake_launches() > before and len(recording.launches) == recorded
+    theirs = kernel[grid](*args, **kwargs)
+    assert len(recording.launches) == recorded + 1
+    if isinstance(theirs, tuple):  # FlagGems' libentry returns (kernel, constexprs)
+        theirs = theirs[0]
+    assert ours.hash == theirs.hash
