@@ -318,7 +318,8 @@ Bound bind_call(KernelObject* k, Call& c, Binding& b) {
         objects[t] = value;
       } else if (t <= kFirstOption) {
         if (!set_option(b.options, kFirstOption - t, value)) {
-          b.why = std::string("launch option ") + kOptionNames[kFirstOption - t] + " has a value tritonrt does not pass";
+          b.why =
+              std::string("launch option ") + kOptionNames[kFirstOption - t] + " has a value tritonrt does not pass";
           return Bound::to_triton;
         }
       } else if (c.raw != nullptr && t == kGridKeyword) {
@@ -606,11 +607,11 @@ PyObject* kernel_specialization(PyObject* self, PyObject* const* args, Py_ssize_
   if (!options) return nullptr;
   int i = 0;
 #define TRITONRT_OPTION_ITEM(type, name)                                                                 \
-  if (binding.options.name) {                                                                          \
-    Ref value(std::is_same_v<type, bool> ? PyBool_FromLong(*binding.options.name)                       \
-                                         : PyLong_FromLong(static_cast<long>(*binding.options.name)));  \
+  if (binding.options.name) {                                                                            \
+    Ref value(std::is_same_v<type, bool> ? PyBool_FromLong(*binding.options.name)                        \
+                                         : PyLong_FromLong(static_cast<long>(*binding.options.name)));   \
     if (!value || PyDict_SetItemString(options.get(), kOptionNames[i], value.get()) < 0) return nullptr; \
-  }                                                                                                    \
+  }                                                                                                      \
   ++i;
   TRITONRT_COMPILE_OPTIONS(TRITONRT_OPTION_ITEM)
 #undef TRITONRT_OPTION_ITEM
