@@ -113,10 +113,11 @@ check_cuda_headers() {
 
 # --- virtual environments --------------------------------------------------------------------
 
-# ensure_venv DIR REQUIREMENTS: creates DIR if needed; reinstalls only when the requirements
-# file (or the interpreter) changed since the last successful install, recorded in a stamp.
+# ensure_venv DIR REQUIREMENTS [NO_DEPS_REQUIREMENTS]: creates DIR if needed; reinstalls only when
+# the requirements files (or the interpreter) changed since the last successful install, recorded
+# in a stamp. The second file is installed without dependencies (see requirements-libraries.txt).
 ensure_venv() {
-  local venv=$1 requirements=$2 stamp="$1/.dev-requirements.sha256"
+  local venv=$1 requirements=$2 no_deps=${3:-} stamp="$1/.dev-requirements.sha256"
   if [[ -L $venv && ! -e $venv ]]; then
     rm "$venv"  # a dangling link
   fi
@@ -131,12 +132,17 @@ ensure_venv() {
     "$BASE_PYTHON" -m venv "$venv"
   fi
   local want
-  want=$( { cat "$requirements"; "$venv/bin/python" -c 'import sys; print(sys.version)'; } | sha256sum | cut -d' ' -f1)
+  want=$( { cat "$requirements" ${no_deps:+"$no_deps"}; "$venv/bin/python" -c 'import sys; print(sys.version)'; } |
+    sha256sum | cut -d' ' -f1)
   if [[ -f $stamp && $(cat "$stamp") == "$want" ]]; then
     return
   fi
   say "installing $requirements into $venv"
   "$venv/bin/python" -m pip install --disable-pip-version-check --quiet -r "$requirements"
+  if [[ -n $no_deps ]]; then
+    say "installing $no_deps into $venv (without their dependencies)"
+    "$venv/bin/python" -m pip install --disable-pip-version-check --quiet --no-deps -r "$no_deps"
+  fi
   echo "$want" >"$stamp"
 }
 
@@ -170,7 +176,7 @@ setup_system() {
 }
 
 setup_pinned() {
-  ensure_venv "$VENV" requirements.txt
+  ensure_venv "$VENV" requirements.txt requirements-libraries.txt
   ensure_build "$BUILD" "$VENV"
 }
 
@@ -183,7 +189,7 @@ setup_latest() {
 # and a Python process would have to preload the ASan runtime to load the operator library).
 setup_asan() {
   local link=-fsanitize=address,undefined
-  ensure_venv "$VENV" requirements.txt
+  ensure_venv "$VENV" requirements.txt requirements-libraries.txt
   ensure_build "$BUILD_ASAN" "$VENV" -DTRITONRT_BUILD_TORCH=OFF -DTRITONRT_BUILD_BENCHMARKS=OFF \
     -DCMAKE_CXX_FLAGS="$SANITIZE_FLAGS" \
     -DCMAKE_EXE_LINKER_FLAGS="$link" -DCMAKE_SHARED_LINKER_FLAGS="$link" -DCMAKE_MODULE_LINKER_FLAGS="$link"
@@ -261,7 +267,9 @@ run_sanitize() {
   # test_ops.py needs the operator library, which needs torch, which this build leaves out.
   local -x PYTEST_ADDOPTS="--ignore=$ROOT/tests/python/test_ops.py"
   rm -rf "$TRITON_CACHE_DIR"
-  run_ctest "$BUILD_ASAN/ (ASan+UBSan, triton $(version_of "$VENV" triton))" "$BUILD_ASAN" "$VENV" -L cpu
+  # pytest_frontend loads the front end's extension modules into an uninstrumented python.
+  run_ctest "$BUILD_ASAN/ (ASan+UBSan, triton $(version_of "$VENV" triton))" "$BUILD_ASAN" "$VENV" -L cpu \
+    -E pytest_frontend
 }
 
 # run_fuzz HARNESS: runs build-fuzz/fuzz_HARNESS for FUZZ_SECONDS on a scratch copy of its seed
@@ -382,9 +390,11 @@ summary() {
 test_all() {
   # 1. The pinned environment (what the GPU machine runs): every test; GPU tests skip without a GPU.
   run_ctest "$BUILD/ (triton $(version_of "$VENV" triton), torch $(version_of "$VENV" torch))" "$BUILD" "$VENV"
-  # 2. The newest Triton, without torch: the core's CPU tests and pytest.
+  # 2. The newest Triton, without torch: the core's CPU tests and pytest. The front end's tests
+  # (pytest_frontend) compare with Triton 3.6's own launch path, the GPU machine's, and read its
+  # internals (the binder, the driver's launcher): they run in 1. only.
   run_ctest "$BUILD_LATEST/ (triton $(version_of "$VENV_LATEST" triton), no torch)" "$BUILD_LATEST" \
-    "$VENV_LATEST" -L cpu
+    "$VENV_LATEST" -L cpu -E pytest_frontend
   # 3. The parsers of outside text, fuzzed; 4. the CPU tests under AddressSanitizer + UBSan.
   fuzz_all
   run_sanitize

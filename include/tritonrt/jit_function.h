@@ -92,8 +92,9 @@ class JitFunction {
   /// a string it returns must outlive the call. Set it before the kernel is first launched.
   void set_heuristic(std::string_view name, std::function<Arg(const BoundArgs&)> heuristic);
 
-  /// Type-erased forms of the templates above.
-  void launch_packed(const LaunchConfig& config, std::span<const Arg> args);
+  /// Type-erased forms of the templates above. launch_packed returns the artifact it
+  /// launched (alive as long as the JitFunction), for callers that report it, as Python's does.
+  const Artifact& launch_packed(const LaunchConfig& config, std::span<const Arg> args);
   std::shared_ptr<const Artifact> artifact_for_packed(const LaunchConfig& config, std::span<const Arg> args);
   Specialization specialize_packed(std::span<const Arg> args) const;
   std::shared_ptr<const Artifact> compile_packed(const Target& target, const CompileOptions& options,
@@ -109,7 +110,7 @@ class JitFunction {
   struct Impl;
   struct ResolvedArgs;
   explicit JitFunction(std::string_view source, std::string_view name);
-  void launch_decorated(const LaunchConfig& config, std::span<const Arg> args);
+  const Artifact& launch_decorated(const LaunchConfig& config, std::span<const Arg> args);
   std::unique_ptr<ResolvedArgs> resolve_for_target(const CompileOptions& options, std::span<const Arg> args);
 
   KernelSignature signature_;

@@ -29,6 +29,8 @@ class BoundArgs {
   BoundArgs(const KernelSignature& signature, std::span<const Arg> values) : signature_(signature), values_(values) {}
   /// The argument of parameter `name`; throws ArgumentError when there is none.
   const Arg& operator[](std::string_view name) const;
+  /// Every parameter's argument, in the kernel's parameter order.
+  std::span<const Arg> values() const noexcept { return values_; }
   /// The integer value of parameter `name`; throws ArgumentError if it is not an integer.
   std::int64_t integer(std::string_view name) const;
 

@@ -6,12 +6,27 @@ bare cuLaunchKernel. This package holds the C++ library, its headers and CMake p
     tritonrt.__version__
     tritonrt.cmake_prefix_path   # cmake -DCMAKE_PREFIX_PATH=... for find_package(tritonrt)
     import tritonrt.ops          # registers torch.ops.tritonrt.*
+
+and launches Triton kernels from Python through tritonrt (tritonrt.frontend):
+
+    tritonrt.launcher(kernel)[grid](*args, **kwargs)   # one kernel, called as Triton's
+    tritonrt.install()                                  # every @triton.jit launch of the process
 """
 import os
 
 from . import _build_info
 
-__all__ = ["__version__", "cmake_prefix_path", "include_dir", "library_dir", "cli_path", "torch_version"]
+__all__ = ["__version__", "cmake_prefix_path", "include_dir", "library_dir", "cli_path", "torch_version", "launcher",
+           "install", "uninstall", "installed"]
+_FRONTEND = ("launcher", "Launcher", "CompiledKernel", "install", "uninstall", "installed")
+
+
+def __getattr__(name):
+    # The front end imports triton (and torch) only when it is used.
+    if name in _FRONTEND:
+        from . import frontend
+        return getattr(frontend, name)
+    raise AttributeError(f"module 'tritonrt' has no attribute '{name}'")
 
 
 def _here(relative):

@@ -9,7 +9,7 @@
 
 namespace tritonrt {
 
-void JitFunction::launch_packed(const LaunchConfig& config, std::span<const Arg> given) {
+const Artifact& JitFunction::launch_packed(const LaunchConfig& config, std::span<const Arg> given) {
   if (!impl_->kernel.layers.empty()) [[unlikely]]
     return launch_decorated(config, given);
   detail::CallFrame call;
@@ -24,10 +24,11 @@ void JitFunction::launch_packed(const LaunchConfig& config, std::span<const Arg>
   const Grid grid = config.grid_fn ? config.grid_fn(BoundArgs(signature_, call.args)) : config.grid;
   detail::launch_kernel(entry->kernel, call.context->device, grid, call.kernel_params, call.kernel_param_count,
                         config.stream, signature_.name);
+  return *entry->kernel.artifact;
 }
 
 // The same, after the decorators (autotune, heuristics) chose the values they set.
-void JitFunction::launch_decorated(const LaunchConfig& config, std::span<const Arg> given) {
+const Artifact& JitFunction::launch_decorated(const LaunchConfig& config, std::span<const Arg> given) {
   detail::CallFrame call;
   const CUcontext ctx = detail::launch_context(config.stream);
   detail::ContextKernels& context = impl_->context_for(ctx);
@@ -45,6 +46,7 @@ void JitFunction::launch_decorated(const LaunchConfig& config, std::span<const A
   const Grid grid = config.grid_fn ? config.grid_fn(BoundArgs(signature_, call.args)) : config.grid;
   detail::launch_kernel(entry->kernel, call.context->device, grid, call.kernel_params, call.kernel_param_count,
                         config.stream, signature_.name);
+  return *entry->kernel.artifact;
 }
 
 std::shared_ptr<const Artifact> JitFunction::artifact_for_packed(const LaunchConfig& config,

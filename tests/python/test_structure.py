@@ -71,3 +71,14 @@ def test_operators_use_only_the_public_api():
                for header in includes(path)
                if "/" in header and not header.startswith("tritonrt/")]
     assert not private, "\n".join(private)
+
+
+def test_the_python_front_end_stays_out_of_the_core_library():
+    """src/frontend is built into the Python package's extension modules only, never into
+    libtritonrt (which C++ programs link without Python)."""
+    text = (REPO / "CMakeLists.txt").read_text()
+    core = text[text.index("add_library(tritonrt_core SHARED"):]
+    core = core[:core.index(")")]
+    assert "src/" in core and "src/frontend" not in core
+    frontend = (REPO / "src" / "frontend" / "CMakeLists.txt").read_text()
+    assert "MODULE" in frontend and "tritonrt_core" not in frontend.replace("tritonrt::core", "")

@@ -116,9 +116,13 @@ def load_kernel(source, name):
     source = os.fsdecode(source)
     name = name.decode("utf-8", "surrogateescape")
     module = import_source(source)
-    if not hasattr(module, name):
-        raise KernelNotFoundError(f"'{source}' has no attribute '{name}'")
-    obj = getattr(module, name)
+    # A dotted name reaches an object inside another, e.g. the kernel under a module-level
+    # decorator ("kernel.fn"), as Python's front end names what Triton hands it.
+    obj = module
+    for part in name.split("."):
+        if not hasattr(obj, part):
+            raise KernelNotFoundError(f"'{source}' has no attribute '{name}'")
+        obj = getattr(obj, part)
     if not isinstance(obj, JITFunction) and not hasattr(obj, "fn"):
         raise KernelNotFoundError(f"'{source}:{name}' is a {type(obj).__name__}: neither a @triton.jit function nor a "
                                   "wrapper holding one in .fn")

@@ -1,0 +1,181 @@
+"""Host cost of a Triton kernel launched from Python (cache hit): tritonrt's launcher against
+Triton's `kernel[grid]`, Triton's `CompiledKernel.run` and torch's static launcher, at 3 / 8 /
+19 arguments (bench/kernels.py) and on third-party libraries' kernels as they launch them.
+The C++ rows (tritonrt from C++, a bare cuLaunchKernel) are read from
+bench/results/launch_overhead.json, written by tritonrt_bench_launch on the same machine.
+
+    PYTHONPATH=build/python python bench/python_launch.py [bench/results/python_launch.json]
+
+Prints a table (medians of 50 repetitions of 2,000 launches, host microseconds per launch)
+and writes the JSON. Needs a GPU.
+"""
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+import triton
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import kernels  # noqa: E402
+
+import tritonrt  # noqa: E402
+
+REPS, PER_REP = 50, 2000
+os.environ.setdefault("GEMS_VENDOR", "nvidia")
+os.environ.setdefault("FLAGGEMS_DB_URL", "sqlite:///:memory:")
+
+
+def timed(launch, stream):
+    """Median host microseconds per call, with the queue drained before each repetition."""
+    samples = []
+    for rep in range(3 + REPS):
+        stream.synchronize()
+        start = time.perf_counter_ns()
+        for _ in range(PER_REP):
+            launch()
+        elapsed = time.perf_counter_ns() - start
+        if rep >= 3:
+            samples.append(elapsed / PER_REP / 1000.0)
+    stream.synchronize()
+    return statistics.median(samples)
+
+
+def launch_arguments(count):
+    buf = lambda: torch.zeros(16, device="cuda")  # noqa: E731
+    ints, floats = [3, 5, 7, 9, 11, 13, 15, 17], [0.5, 1.5, 2.5, 3.5]
+    if count == 3:
+        return [buf(), 3, 0]
+    if count == 8:
+        return [buf(), buf(), buf(), *ints[:3], floats[0], 0]
+    return [buf(), buf(), buf(), buf(), buf(), buf(), *ints, *floats, 0]
+
+
+def static_launcher(compiled, args):
+    """torch's static launcher for a compiled kernel (torch 2.11: torch._inductor), or why not."""
+    try:
+        from torch._inductor.runtime.static_triton_launcher import StaticallyLaunchedCudaKernel
+        compiled._cubin_path = compiled.metadata_group[f"{compiled.name}.cubin"]
+        launcher = StaticallyLaunchedCudaKernel(compiled)
+        launcher.load_kernel(torch.cuda.current_device())
+        runtime = [a for a, p in zip(args, compiled.src.fn.params) if not p.is_constexpr]
+        return lambda stream: launcher.run(1, 1, 1, stream, *runtime)
+    except Exception as e:  # reported in the table
+        return f"unavailable: {type(e).__name__}: {e}"
+
+
+def launch_rows(stream):
+    rows = []
+    for count in (3, 8, 19):
+        kernel = getattr(kernels, f"args{count}")
+        args = launch_arguments(count)
+        grid = (1, )
+        fast = tritonrt.launcher(kernel)
+        compiled = kernel[grid](*args)
+        fast[grid](*args)
+        handle = stream.cuda_stream
+        rows.append((f"{count} args", "tritonrt launcher[grid](...)", timed(lambda: fast[grid](*args), stream)))
+        rows.append((f"{count} args", "tritonrt launcher[grid] alone", timed(lambda: fast[grid], stream)))
+        rows.append((f"{count} args", "Triton kernel[grid](...)", timed(lambda: kernel[grid](*args), stream)))
+        run, function, packed = compiled.run, compiled.function, compiled.packed_metadata
+        rows.append((f"{count} args", "Triton CompiledKernel.run", timed(
+            lambda: run(1, 1, 1, handle, function, packed, None, None, None, *args), stream)))
+        static = static_launcher(compiled, args)
+        rows.append((f"{count} args", "torch StaticallyLaunchedCudaKernel.run",
+                     static if isinstance(static, str) else timed(lambda: static(handle), stream)))
+    return rows
+
+
+def library_rows(stream):
+    """Each library's kernel launched with the arguments its own code passes."""
+    import importlib
+    rows = []
+    M, N = 32, 4096
+    x = torch.randn(M, N, device="cuda")
+    y = torch.empty_like(x)
+    w, rstd = torch.randn(N, device="cuda"), torch.empty(M, device="cuda")
+    half = torch.randn(M, N, device="cuda", dtype=torch.float16)
+    half_out = torch.empty_like(half)
+    g = torch.randn(2, 256, 3, device="cuda")
+    g_out = torch.empty_like(g)
+    cases = {
+        "liger rms_norm (plain)": ("liger_kernel.ops.rms_norm", "_rms_norm_forward_kernel", (M, ),
+                                   (y, N, x, N, w, 1, rstd, 1, N, 1e-6, 0.0, 1),
+                                   dict(elementwise_affine=True, BLOCK_SIZE=4096, num_warps=8)),
+        "liger dyt (autotune)": ("liger_kernel.ops.dyt", "_dyt_fwd_kernel",
+                                 lambda meta: (triton.cdiv(N, meta["BLOCK_N"]), M),
+                                 (x, y, torch.ones(1, device="cuda"), w, w, True, N), {}),
+        "FlagGems softmax (libentry, heuristics)": ("flag_gems.ops.softmax", "softmax_kernel_inner", (M, 1, 1),
+                                                    (half_out, half, M, N), {}),
+        "fla cumsum (heuristics, autotune, keywords)": (
+            "fla.ops.utils.cumsum", "chunk_local_cumsum_scalar_kernel", (4 * 2 * 3, ), (),
+            dict(s=g, o=g_out, scale=None, cu_seqlens=None, chunk_indices=None, T=256, B=2, H=3, BT=64,
+                 REVERSE=False, USE_GRAPH=False)),
+    }
+    for name, (module, attribute, grid, args, kwargs) in cases.items():
+        try:
+            kernel = getattr(importlib.import_module(module), attribute)
+        except Exception as e:
+            rows.append((name, "import", f"unavailable: {type(e).__name__}: {e}"))
+            continue
+        fast = tritonrt.launcher(kernel)
+        kernel[grid](*args, **kwargs)
+        fast[grid](*args, **kwargs)
+        rows.append((name, "tritonrt launcher[grid](...)", timed(lambda: fast[grid](*args, **kwargs), stream)))
+        rows.append((name, "Triton kernel[grid](...)", timed(lambda: kernel[grid](*args, **kwargs), stream)))
+    return rows
+
+
+def cpp_rows():
+    """tritonrt from C++ and a bare cuLaunchKernel, from tritonrt_bench_launch's JSON."""
+    path = HERE / "results" / "launch_overhead.json"
+    if not path.is_file():
+        return [], f"{path} is missing: run build/bench/tritonrt_bench_launch first for the C++ rows"
+    data = json.loads(path.read_text())
+    rows = [(f"{r['args']} args", f"C++: {r['method']}", float(r["median_us"]))
+            for r in data.get("results", []) if "median_us" in r]
+    return rows, f"C++ rows from {path} ({data.get('device', '?')})"
+
+
+def main():
+    output = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE / "results" / "python_launch.json"
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        rows = launch_rows(stream) + library_rows(stream)
+    cpp, note = cpp_rows()
+    rows += cpp
+    print(f"{torch.cuda.get_device_name()} | torch {torch.__version__} | triton {triton.__version__} | {note}")
+    value = {(c, m): v for c, m, v in rows if isinstance(v, float)}
+
+    def ratios(case, v):
+        """(x a bare C++ cuLaunchKernel, x Triton's kernel[grid]) for a measured row."""
+        bare = value.get((case, "C++: cuLaunchKernel (bare)"))
+        jit = value.get((case, "Triton kernel[grid](...)"))
+        return (v / bare if bare else None), (v / jit if jit else None)
+
+    print(f"{'case':<46} {'method':<42} {'host us/call':>12} {'x bare':>8} {'x Triton':>9}")
+    results = []
+    for case, method, v in rows:
+        if not isinstance(v, float):
+            print(f"{case:<46} {method:<42}   {v}")
+            results.append({"case": case, "method": method, "error": v})
+            continue
+        bare, jit = ratios(case, v)
+        shown = lambda r: f"{r:8.2f}" if r is not None else f"{'-':>8}"  # noqa: E731
+        print(f"{case:<46} {method:<42} {v:12.2f} {shown(bare)} {shown(jit):>9}")
+        results.append({"case": case, "method": method, "median_us": v, "ratio_to_bare_cuLaunchKernel": bare,
+                        "ratio_to_triton_kernel_grid": jit})
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps({
+        "device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
+        "reps": REPS, "per_rep": PER_REP, "note": note, "results": results,
+    }, indent=2))
+    print(f"wrote {output}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,443 @@
+"""Triton kernels launched from Python through tritonrt, called exactly as Triton's own.
+
+Wrap one kernel (a @triton.jit function, or any stack of autotune / heuristics / library
+decorators around one):
+
+    import tritonrt
+    add = tritonrt.launcher(add_kernel)
+    add[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, y, out, n, BLOCK=1024)
+
+or route every @triton.jit launch of the process (TRITONRT_INSTALL=1 does it at start-up):
+
+    tritonrt.install()
+    ...
+    tritonrt.uninstall()
+
+The call is specialized, compiled and cached as Triton does it (the same hash, Triton's own
+cache, the same tuning file), and a cache hit runs in C++: arguments read by type checks and
+torch's C API, no Python per argument, the launch on torch's current stream. A call tritonrt
+cannot launch goes to Triton's own path for that call, and the reason is logged once per
+kernel on the logger "tritonrt".
+"""
+import ast
+import collections
+import functools
+import json
+import logging
+import os
+import sys
+import threading
+
+__all__ = ["launcher", "Launcher", "CompiledKernel", "install", "uninstall", "installed"]
+
+_LOG = logging.getLogger("tritonrt")
+_lock = threading.RLock()
+_ready = False
+_MISSING = object()
+_saved = None  # JITFunction's own attributes while install() is in effect
+_frontend = None
+_JITFunction = None
+_KernelInterface = None
+_original_run = None
+
+
+def _compiling():
+    return False
+
+
+def _torch_api():
+    """The torch support module's capsule, where it was built for the torch imported here."""
+    if "torch" not in sys.modules:
+        return None
+    from . import _build_info
+    import torch
+    if _build_info.TORCH_VERSION is None or \
+            torch.__version__.split("+")[0].split(".")[:2] != _build_info.TORCH_VERSION.split("+")[0].split(".")[:2]:
+        return None
+    try:
+        from . import _frontend_torch
+    except ImportError as e:
+        _LOG.info("tritonrt: torch's tensors are read through Python (%s)", e)
+        return None
+    return _frontend_torch.api
+
+
+def _dtype_tables():
+    """(object, Triton's name) of every dtype object Triton takes: pointers' and constexprs'."""
+    import triton.language as tl
+    language = []
+    for value in vars(tl).values():
+        if isinstance(value, tl.dtype) and not isinstance(value, tl.pointer_type):
+            name = _canonical_dtype(value)
+            if name is not None:
+                language.append((value, name))
+    pointers = list(language)
+    if "torch" in sys.modules:
+        import torch
+        for value in vars(torch).values():
+            if isinstance(value, torch.dtype):
+                name = _canonical_dtype(value)
+                if name is not None:
+                    pointers.append((value, name))
+    return pointers, language
+
+
+def _canonical_dtype(dtype):
+    from triton._utils import canonicalize_dtype
+    try:
+        return canonicalize_dtype(dtype)
+    except Exception:
+        return None
+
+
+def _torch_driver(driver):
+    """Whether a Triton driver's device and stream are torch's (then torch's C++ API answers)."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return False
+    return getattr(driver, "get_current_device", None) is torch.cuda.current_device and \
+        getattr(driver, "get_current_stream", None) is getattr(torch._C, "_cuda_getCurrentRawStream", _MISSING)
+
+
+def _runtime_check():
+    """Why the runtime settings of triton.knobs keep tritonrt out of a launch, or None."""
+    from triton import knobs
+    runtime = knobs.runtime
+    for chain in ("launch_enter_hook", "launch_exit_hook"):
+        hook = getattr(runtime, chain)
+        if getattr(hook, "calls", True):
+            return f"a launch hook is set (triton.knobs.runtime.{chain})"
+    for name, value in vars(runtime).items():
+        if name in ("kernel_load_start_hook", "kernel_load_end_hook") and not getattr(value, "calls", True):
+            continue
+        if value is not None and value is not False:
+            return f"triton.knobs.runtime.{name} is set"
+    return None
+
+
+def _log_fallback(target, reason):
+    _LOG.warning("tritonrt: %s is launched by Triton's own path: %s", _describe(target), reason)
+
+
+def _describe(obj):
+    jit = _jit_inside(obj)
+    name = getattr(getattr(jit, "fn", None), "__qualname__", None) or type(obj).__name__
+    module = getattr(getattr(jit, "fn", None), "__module__", "?")
+    return f"kernel '{module}.{name}'"
+
+
+def _setup():
+    """Hands the C++ side what it reads on every call; once per process."""
+    global _ready, _frontend, _JITFunction, _KernelInterface, _original_run, _compiling
+    if _ready:
+        return
+    with _lock:
+        if _ready:
+            return
+        import triton
+        from triton import knobs
+        from triton.runtime.driver import driver
+        from triton.runtime import _async_compile
+        from triton.runtime.jit import JITFunction, KernelInterface
+        from . import _frontend as frontend
+        try:  # Triton's driver reads torch's device and stream; tensors are torch's
+            import torch
+            _compiling = torch.compiler.is_compiling
+        except ImportError:
+            pass
+        pointers, language = _dtype_tables()
+        _original_run = JITFunction.__dict__["run"]
+        frontend.setup(
+            driver_config=driver,
+            runtime_dict=vars(knobs.runtime),
+            enter_hooks=knobs.runtime.launch_enter_hook.calls,
+            exit_hooks=knobs.runtime.launch_exit_hook.calls,
+            async_mode=_async_compile.active_mode,
+            runtime_check=_runtime_check,
+            log_fallback=_log_fallback,
+            make_result=CompiledKernel,
+            kernel_for=_kernel_for,
+            canonical_dtype=_canonical_dtype,
+            torch_check=_torch_driver,
+            original_run=_original_run,
+            original_getitem=KernelInterface.__getitem__,
+            tensor_type=sys.modules["torch"].Tensor if "torch" in sys.modules else None,
+            torch_api=_torch_api(),
+            pointer_dtypes=pointers,
+            constexpr_dtypes=language,
+        )
+        del triton
+        _frontend, _JITFunction, _KernelInterface = frontend, JITFunction, KernelInterface
+        _ready = True
+
+
+def _jit_inside(obj):
+    """The JITFunction under a stack of decorators (each holds the next in .fn), or None."""
+    from triton.runtime.jit import JITFunction
+    for _ in range(64):
+        if isinstance(obj, JITFunction):
+            return obj
+        obj = getattr(obj, "fn", None)
+        if obj is None:
+            return None
+    return None
+
+
+def _locate(obj, jit):
+    """(module name, dotted name) by which tritonrt's JitFunction::get finds `obj` (the module's
+    own object, not another import of it), or (None, why not)."""
+    module_name = getattr(jit.fn, "__module__", None)
+    module = sys.modules.get(module_name)
+    if module is None:
+        return None, f"its module '{module_name}' is not in sys.modules"
+
+    def search(root, path):
+        current, depth = root, 0
+        while current is not None and depth < 64:
+            if current is obj:
+                return path + ".fn" * depth
+            if not isinstance(current, _KernelInterface) or isinstance(current, _JITFunction):
+                return None
+            current, depth = getattr(current, "fn", None), depth + 1
+        return None
+
+    for name, value in list(vars(module).items()):
+        found = search(value, name)
+        if found is not None:
+            return (module_name, found), None
+    # A kernel held by a class, by its qualified name.
+    qualname = getattr(jit.fn, "__qualname__", "")
+    if "<locals>" not in qualname and "." in qualname:
+        holder = module
+        for part in qualname.split(".")[:-1]:
+            holder = getattr(holder, part, None)
+        for name, value in list(vars(holder).items()) if holder is not None and hasattr(holder, "__dict__") else []:
+            found = search(value, name)
+            if found is not None:
+                return (module_name, f"{qualname.rsplit('.', 1)[0]}.{found}"), None
+    return None, "it cannot be reached by name from its module (a kernel made inside a function?)"
+
+
+def _new_kernel(target, fallback_run):
+    """The C++ Kernel for `target` (a JITFunction, or a stack of decorators over one)."""
+    import inspect
+    from triton.runtime.jit import JITFunction
+    jit = _jit_inside(target)
+    if jit is None:
+        raise TypeError(f"tritonrt.launcher takes a @triton.jit kernel or decorators over one (each holding the next "
+                        f"in .fn), not {type(target).__name__}")
+    defaults = tuple(jit if p.default is inspect.Parameter.empty else p.default for p in jit.params)
+    reason = None
+    where = None
+    if type(jit) is not JITFunction:
+        reason = f"it is a {type(jit).__name__}, which tritonrt does not compile"
+    else:
+        where, reason = _locate(target, jit)
+    source, name = where if where is not None else (None, None)
+    return _frontend.Kernel(target, jit, fallback_run, source, name, defaults, reason)
+
+
+def _kernel_for(target):
+    """The Kernel that launches `target` (install() asks it for each JITFunction), made once and
+    kept on it: its fallback is Triton's own run of that object, never install()'s."""
+    kernel = getattr(target, "_tritonrt_kernel", None)
+    if kernel is None:
+        with _lock:
+            kernel = getattr(target, "_tritonrt_kernel", None)
+            if kernel is None:
+                run = type(target).run
+                if run is _frontend.routed_run() or run is _original_run:
+                    run = _original_run
+                kernel = _new_kernel(target, run)
+                try:
+                    target._tritonrt_kernel = kernel
+                except AttributeError:  # an object without a __dict__: a new Kernel each time
+                    pass
+    return kernel
+
+
+class Launcher:
+    """A kernel called as Triton calls it, launched through tritonrt:
+
+        k = tritonrt.launcher(kernel)
+        compiled = k[grid](*args, **kwargs)   # grid: a tuple, or grid(META) of the bound arguments
+        compiled.hash                          # Triton's hash of the binary that ran
+
+    Inside torch.compile the wrapped kernel itself is what Dynamo sees, so a compiled graph
+    holds Triton's kernel; other attributes are the kernel's own (`k.fn`, `k.configs`, ...).
+    """
+
+    __slots__ = ("kernel", "_bind")
+
+    def __init__(self, kernel):
+        _setup()
+        self.kernel = kernel
+        self._bind = _kernel_for(kernel).bind
+
+    def __getitem__(self, grid):
+        if _compiling():
+            return self.kernel[grid]
+        return self._bind(grid)
+
+    def run(self, *args, grid, warmup, **kwargs):
+        if warmup or _compiling():
+            return self.kernel.run(*args, grid=grid, warmup=warmup, **kwargs)
+        return self._bind(grid)(*args, **kwargs)
+
+    def warmup(self, *args, grid, **kwargs):
+        """Compiles without launching, through Triton's own warmup (the same cache)."""
+        return self.kernel.warmup(*args, grid=grid, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.kernel, name)
+
+    def __repr__(self):
+        return f"tritonrt.launcher({self.kernel!r})"
+
+
+def launcher(kernel):
+    """`kernel` (a @triton.jit function, or autotune / heuristics / library decorators over
+    one) launched through tritonrt, called exactly as Triton's: `launcher(kernel)[grid](...)`."""
+    return Launcher(kernel)
+
+
+class CompiledKernel:
+    """What a launch returns, standing for Triton's CompiledKernel of the binary that ran:
+    `.hash`, `.name`, `.metadata` and `.asm` as Triton's, and `compiled[grid](*every_argument)`
+    launching it again (through tritonrt). Other attributes (`.run`, `.function`, `.n_regs`,
+    ...) are Triton's own CompiledKernel's, made from Triton's cache on first use."""
+
+    def __init__(self, kernel, metadata_json, hash, binary, binary_kind, cache_dir, specialization):
+        self.hash = hash
+        self._jit = kernel.jit
+        self._json = metadata_json
+        self._binary = binary
+        self._binary_kind = binary_kind
+        self._cache_dir = cache_dir
+        self._specialization = specialization
+        self._triton = None
+        self.name = json.loads(metadata_json)["name"]
+
+    @functools.cached_property
+    def metadata(self):
+        from triton.backends.compiler import GPUTarget
+        fields = json.loads(self._json)
+        target = fields["target"]
+        fields["target"] = GPUTarget(target["backend"], target["arch"], target["warp_size"])
+        return collections.namedtuple("KernelMetadata", sorted(fields))(**fields)
+
+    @functools.cached_property
+    def asm(self):
+        group = self._group()
+        if group is None:
+            return {self._binary_kind: self._binary}
+        return self._compiled().asm
+
+    def __getitem__(self, grid):
+        _setup()
+        return _kernel_for(self._jit).bind(grid)
+
+    def _group(self):
+        from triton.runtime.cache import get_cache_manager
+        return get_cache_manager(self.hash).get_group(f"__grp__{self.name}.json")
+
+    def _compiled(self):
+        """Triton's own CompiledKernel for this binary, from its cache (put back there when
+        tritonrt's index or a bundle served it and Triton's cache no longer holds it)."""
+        if self._triton is None:
+            from triton.compiler import CompiledKernel as TritonCompiledKernel
+            from triton.compiler.compiler import ASTSource
+            from triton.runtime.cache import get_cache_manager
+            group = self._group()
+            if group is None:
+                manager = get_cache_manager(self.hash)
+                paths = {
+                    f"{self.name}.json": manager.put(self._json, f"{self.name}.json", binary=False),
+                    f"{self.name}.{self._binary_kind}": manager.put(self._binary, f"{self.name}.{self._binary_kind}"),
+                }
+                manager.put_group(f"__grp__{self.name}.json", paths)
+                group = paths
+            signature = {p.name: ty for p, (ty, _) in zip(self._jit.params, self._specialization)}
+            constants = {(i, ): _literal(value) for i, (ty, value) in enumerate(self._specialization) if ty == "constexpr"}
+            self._triton = TritonCompiledKernel(ASTSource(self._jit, signature, constants), group, self.hash)
+        return self._triton
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self._compiled(), name)
+
+    def __repr__(self):
+        return f"<tritonrt compiled kernel {self.name} {self.hash}>"
+
+
+def _literal(text):
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+def install():
+    """Routes every @triton.jit launch in this process through tritonrt (JITFunction.run and
+    JITFunction.__getitem__ replaced at class level), until uninstall()."""
+    global _saved
+    _setup()
+    with _lock:
+        if _saved is not None:
+            return
+        saved = {name: _JITFunction.__dict__.get(name, _MISSING) for name in ("run", "__getitem__")}
+        _JITFunction.run = _frontend.routed_run()
+        _JITFunction.__getitem__ = _frontend.routed_getitem()
+        _saved = saved
+
+
+def uninstall():
+    """Gives JITFunction back exactly the attributes it had before install()."""
+    global _saved
+    with _lock:
+        if _saved is None:
+            return
+        for name, value in _saved.items():
+            if value is _MISSING:
+                delattr(_JITFunction, name)
+            else:
+                setattr(_JITFunction, name, value)
+        _saved = None
+
+
+def installed():
+    """Whether install() is in effect."""
+    return _saved is not None
+
+
+def _install_from_environment():
+    """TRITONRT_INSTALL=1: install() as soon as Triton is imported (by the .pth hook)."""
+    if os.environ.get("TRITONRT_INSTALL", "") in ("", "0"):
+        return
+    if "triton.runtime.jit" in sys.modules:
+        install()
+        return
+    sys.meta_path.insert(0, _InstallWhenImported())
+
+
+class _InstallWhenImported:
+    """A finder that lets `import triton` run, then installs tritonrt (and steps aside)."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "triton":
+            return None
+        import importlib.util
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            return spec
+        loader = spec.loader
+        original_exec = loader.exec_module
+
+        def exec_module(module):
+            original_exec(module)
+            install()
+
+        loader.exec_module = exec_module
+        return spec

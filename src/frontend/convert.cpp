@@ -1,0 +1,195 @@
+// Python values as kernel arguments, the way Triton's binder types them: exact types checked
+// first (None, bool, int, float), tensors through torch's C++ API when the torch support
+// module is loaded, anything with data_ptr() and dtype as a pointer, dtypes and strings as
+// constexprs. What is left (tuples, descriptors, subclasses) goes to Triton's own path.
+
+#include "frontend/frontend.h"
+
+#include <cstring>
+
+namespace tritonrt::frontend {
+namespace {
+
+DType* find_dtype(const std::vector<std::pair<PyObject*, DType>>& table, PyObject* object) {
+  for (auto& [known, dtype] : table) {
+    if (known == object) return const_cast<DType*>(&dtype);
+  }
+  return nullptr;
+}
+
+// A dtype object that is not one of the singletons: asked from Triton's canonical name.
+bool dtype_by_name(PyObject* dtype_object, DType& out) {
+  Ref name(PyObject_CallOneArg(state().canonical_dtype, dtype_object));
+  if (!name || !PyUnicode_Check(name.get())) {
+    PyErr_Clear();
+    return false;
+  }
+  Py_ssize_t size = 0;
+  const char* text = PyUnicode_AsUTF8AndSize(name.get(), &size);
+  if (text == nullptr) {
+    PyErr_Clear();
+    return false;
+  }
+  const auto parsed = parse_dtype(std::string_view(text, static_cast<std::size_t>(size)));
+  if (!parsed) return false;
+  out = *parsed;
+  return true;
+}
+
+// An object with data_ptr() (a tensor when torch's C++ API is not at hand, or any stand-in).
+const char* pointer_arg(PyObject* object, Arg& arg) {
+  State& s = state();
+  if (s.tensor_type != nullptr && PyObject_TypeCheck(object, reinterpret_cast<PyTypeObject*>(s.tensor_type))) {
+    Ref cuda(PyObject_GetAttr(object, s.s_is_cuda));
+    if (cuda.get() != Py_True) {
+      PyErr_Clear();
+      return "a tensor that is not on a CUDA device";
+    }
+  }
+  Ref address(PyObject_CallMethodNoArgs(object, s.s_data_ptr));
+  Ref dtype(address ? PyObject_GetAttr(object, s.s_dtype) : nullptr);
+  if (!dtype || !PyLong_Check(address.get())) {
+    PyErr_Clear();
+    return "an object whose data_ptr() or dtype cannot be read";
+  }
+  const DType* known = find_dtype(s.pointer_dtypes, dtype.get());
+  if (known != nullptr) {
+    arg.dtype = *known;
+  } else if (!dtype_by_name(dtype.get(), arg.dtype)) {
+    return "a pointer whose dtype Triton has no type for";
+  }
+  arg.value.u = PyLong_AsUnsignedLongLong(address.get());
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    return "a data_ptr() that is not an address";
+  }
+  arg.kind = ArgKind::pointer;
+  return nullptr;
+}
+
+}  // namespace
+
+const char* to_arg(PyObject* object, Arg& arg) {
+  State& s = state();
+  arg = Arg{};
+  if (object == Py_None) {
+    arg.kind = ArgKind::none;
+    return nullptr;
+  }
+  PyTypeObject* type = Py_TYPE(object);
+  if (type == &PyBool_Type) {
+    arg.kind = ArgKind::boolean;
+    arg.value.u = object == Py_True ? 1 : 0;
+    return nullptr;
+  }
+  if (type == &PyLong_Type) {
+    int overflow = 0;
+    const long long value = PyLong_AsLongLongAndOverflow(object, &overflow);
+    if (overflow == 0) {
+      arg.kind = ArgKind::sint;
+      arg.value.i = value;
+      return nullptr;
+    }
+    if (overflow > 0) {
+      const unsigned long long big = PyLong_AsUnsignedLongLong(object);
+      if (!PyErr_Occurred()) {
+        arg.kind = ArgKind::uint;
+        arg.value.u = big;
+        return nullptr;
+      }
+      PyErr_Clear();
+    }
+    return "an integer outside the 64-bit range";
+  }
+  if (type == &PyFloat_Type) {
+    arg.kind = ArgKind::real;
+    arg.value.f = PyFloat_AS_DOUBLE(object);
+    return nullptr;
+  }
+  if (s.torch != nullptr) {
+    const int tensor = s.torch->tensor(object, arg);
+    if (tensor > 0) return nullptr;
+    if (tensor < 0) return "a tensor that is not on a CUDA device, or of a dtype Triton has no type for";
+  }
+  if (type == &PyUnicode_Type) {
+    Py_ssize_t size = 0;
+    const char* text = PyUnicode_AsUTF8AndSize(object, &size);
+    if (text == nullptr || std::strlen(text) != static_cast<std::size_t>(size)) {
+      PyErr_Clear();
+      return "a string tritonrt cannot pass as UTF-8";
+    }
+    arg.kind = ArgKind::string;
+    arg.value.s = text;  // cached in the str object, which the caller keeps alive
+    arg.size = static_cast<std::size_t>(size);
+    return nullptr;
+  }
+  if (const DType* dtype = find_dtype(s.constexpr_dtypes, object)) {
+    arg.kind = ArgKind::dtype;
+    arg.dtype = *dtype;
+    return nullptr;
+  }
+  if (type == &PyTuple_Type || type == &PyList_Type) return "a tuple";
+  if (PyObject_HasAttr(object, s.s_data_ptr)) return pointer_arg(object, arg);
+  return "a value of a type tritonrt does not pass";
+}
+
+PyObject* from_arg(const Arg& arg, PyObject* python_default) {
+  switch (arg.value_kind()) {
+    case ArgKind::none:
+      Py_RETURN_NONE;
+    case ArgKind::boolean:
+      return PyBool_FromLong(arg.value.u != 0);
+    case ArgKind::sint:
+      return PyLong_FromLongLong(arg.value.i);
+    case ArgKind::uint:
+      return PyLong_FromUnsignedLongLong(arg.value.u);
+    case ArgKind::real:
+      return PyFloat_FromDouble(arg.value.f);
+    case ArgKind::string:
+      return PyUnicode_DecodeUTF8(arg.value.s, static_cast<Py_ssize_t>(arg.size), "surrogateescape");
+    case ArgKind::dtype:
+      if (PyObject* dtype = state().language_dtypes[static_cast<int>(arg.dtype)]) return Py_NewRef(dtype);
+      break;
+    case ArgKind::pointer:
+      return PyLong_FromUnsignedLongLong(arg.value.u);
+    case ArgKind::python_default:
+      if (python_default != nullptr) return Py_NewRef(python_default);
+      break;
+    default:
+      break;
+  }
+  PyErr_SetString(PyExc_RuntimeError, "tritonrt: a decorator's value has no Python form for grid(META)");
+  return nullptr;
+}
+
+bool device_and_stream(int& device, void*& stream) {
+  State& s = state();
+  Ref active(PyObject_GetAttr(s.driver_config, s.s_private_active));
+  if (!active || active.get() == Py_None) {
+    PyErr_Clear();
+    active = Ref(PyObject_GetAttr(s.driver_config, s.s_active));  // creates Triton's driver, as its run does
+    if (!active) return false;
+  }
+  if (active.get() != s.checked_driver) {
+    // A driver not seen before: torch's own (then its C++ API answers), or another one, asked.
+    Ref is_torch(PyObject_CallOneArg(s.torch_check, active.get()));
+    if (!is_torch) return false;
+    Py_XSETREF(s.checked_driver, Py_NewRef(active.get()));
+    s.driver_is_torch = is_torch.get() == Py_True && s.torch != nullptr;
+    if (s.driver_is_torch) {
+      // Once through Python: torch.cuda.current_device() initializes torch's CUDA state first.
+      Ref initialized(PyObject_CallMethodNoArgs(active.get(), s.s_get_current_device));
+      if (!initialized) return false;
+    }
+  }
+  if (s.driver_is_torch) return s.torch->device_and_stream(device, stream);
+  Ref device_object(PyObject_CallMethodNoArgs(active.get(), s.s_get_current_device));
+  if (!device_object) return false;
+  Ref stream_object(PyObject_CallMethodOneArg(active.get(), s.s_get_current_stream, device_object.get()));
+  if (!stream_object) return false;
+  device = static_cast<int>(PyLong_AsLong(device_object.get()));
+  stream = PyLong_AsVoidPtr(stream_object.get());
+  return !PyErr_Occurred();
+}
+
+}  // namespace tritonrt::frontend

@@ -1,0 +1,111 @@
+// The Python front end: Triton's calling convention (`kernel[grid](*args, **kwargs)`) over
+// JitFunction's launch path, as the extension module tritonrt._frontend. Python objects become
+// Args by type checks and C API reads; a call tritonrt cannot take goes to Triton's own path.
+#pragma once
+
+#ifndef PY_SSIZE_T_CLEAN
+#define PY_SSIZE_T_CLEAN
+#endif
+#include <Python.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tritonrt/tritonrt.h"
+
+namespace tritonrt::frontend {
+
+/// What the torch support module (tritonrt._frontend_torch, built against one torch) lends
+/// through its capsule: tensors read through torch's C++ API, and torch's device and stream.
+struct TorchApi {
+  static constexpr int kVersion = 1;
+  int version = kVersion;
+  /// 1: `object` is a CUDA tensor, written into `arg`; 0: not a tensor; -1: a tensor a launch
+  /// cannot take (not on a CUDA device, or a dtype Triton has no type for).
+  int (*tensor)(PyObject* object, Arg& arg) = nullptr;
+  /// torch's current CUDA device and that device's current stream (torch.cuda.current_device(),
+  /// torch._C._cuda_getCurrentRawStream); false with a Python exception set.
+  bool (*device_and_stream)(int& device, void*& stream) = nullptr;
+};
+
+/// A new reference, released when it goes out of scope.
+class Ref {
+ public:
+  Ref() = default;
+  explicit Ref(PyObject* owned) : p_(owned) {}
+  Ref(const Ref&) = delete;
+  Ref& operator=(const Ref&) = delete;
+  Ref(Ref&& other) noexcept : p_(std::exchange(other.p_, nullptr)) {}
+  Ref& operator=(Ref&& other) noexcept {
+    Py_XSETREF(p_, std::exchange(other.p_, nullptr));
+    return *this;
+  }
+  ~Ref() { Py_XDECREF(p_); }
+  PyObject* get() const noexcept { return p_; }
+  PyObject* release() noexcept { return std::exchange(p_, nullptr); }
+  explicit operator bool() const noexcept { return p_ != nullptr; }
+
+ private:
+  PyObject* p_ = nullptr;
+};
+
+/// The module's Python objects, set once by setup() (tritonrt/launcher.py passes them).
+struct State {
+  PyObject* driver_config = nullptr;   ///< triton.runtime.driver.driver
+  PyObject* torch_check = nullptr;     ///< Python: whether a driver's device and stream are torch's
+  PyObject* checked_driver = nullptr;  ///< the driver torch_check last answered for
+  bool driver_is_torch = false;        ///< its answer (and the torch support module is loaded)
+  PyObject* runtime_dict = nullptr;    ///< triton.knobs.runtime.__dict__: settings made at run time
+  PyObject* enter_hooks = nullptr;     ///< the launch hook chains' lists of calls
+  PyObject* exit_hooks = nullptr;
+  PyObject* async_mode = nullptr;        ///< Triton's async-compile ContextVar
+  PyObject* runtime_check = nullptr;     ///< Python: why runtime settings keep tritonrt out, or None
+  PyObject* log_fallback = nullptr;      ///< Python: log_fallback(kernel, reason)
+  PyObject* make_result = nullptr;       ///< Python: the compiled-kernel object for an artifact
+  PyObject* kernel_for = nullptr;        ///< Python: the Kernel of a JITFunction (install())
+  PyObject* canonical_dtype = nullptr;   ///< Python: Triton's name of a dtype object, or None
+  PyObject* tensor_type = nullptr;       ///< torch.Tensor, when torch is imported
+  PyObject* original_run = nullptr;      ///< JITFunction.run as Triton defined it
+  PyObject* original_getitem = nullptr;  ///< KernelInterface.__getitem__
+  PyObject* routed_run = nullptr;        ///< this module's replacement of JITFunction.run
+  const TorchApi* torch = nullptr;
+  /// dtype objects by identity: torch's and triton.language's for pointers, the latter as constexprs.
+  std::vector<std::pair<PyObject*, DType>> pointer_dtypes, constexpr_dtypes;
+  PyObject* language_dtypes[kDTypeCount] = {};  ///< triton.language's object of each type
+  // Interned names.
+  PyObject *s_data_ptr, *s_dtype, *s_is_cuda, *s_grid, *s_warmup, *s_active, *s_private_active;
+  PyObject *s_get_current_device, *s_get_current_stream, *s_kernel_attr, *s_run;
+};
+State& state();
+
+/// A type object with every slot empty, to fill in before PyType_Ready.
+inline PyTypeObject blank_type() {
+  PyTypeObject t;
+  std::memset(static_cast<void*>(&t), 0, sizeof t);
+  Py_SET_REFCNT(reinterpret_cast<PyObject*>(&t), 1);
+  return t;
+}
+
+/// Why a value cannot be an Arg (tritonrt leaves the call to Triton), or nullptr when it is.
+/// No Python exception is left set either way.
+const char* to_arg(PyObject* object, Arg& arg);
+/// A constexpr value for grid(META) from what a decorator or default gave; a new reference.
+PyObject* from_arg(const Arg& arg, PyObject* python_default);
+
+/// torch's (or the active Triton driver's) current device and stream; false with an exception.
+bool device_and_stream(int& device, void*& stream);
+
+/// What a keyword of a call stands for.
+enum : int { kUnknownKeyword = -1, kGridKeyword = -2, kWarmupKeyword = -3, kFirstOption = -100 };
+
+struct KernelObject;
+extern PyTypeObject KernelType, BoundType, RoutedRunType, RoutedGetitemType;
+/// The replacement of JITFunction.run (RoutedRunType) or __getitem__ (RoutedGetitemType).
+PyObject* make_routed(PyTypeObject* type);
+
+}  // namespace tritonrt::frontend

@@ -1,0 +1,157 @@
+// The extension module tritonrt._frontend: its types, and setup(), through which
+// tritonrt/launcher.py hands it the Python objects it reads on every call.
+
+#include <string_view>
+
+#include "frontend/frontend.h"
+
+namespace tritonrt::frontend {
+
+State& state() {
+  static State s;
+  return s;
+}
+
+namespace {
+
+// Every object setup() keeps, by keyword; each is held for the life of the process.
+struct Slot {
+  const char* name;
+  PyObject* State::*field;
+};
+constexpr Slot kSlots[] = {
+    {"driver_config", &State::driver_config},
+    {"runtime_dict", &State::runtime_dict},
+    {"enter_hooks", &State::enter_hooks},
+    {"exit_hooks", &State::exit_hooks},
+    {"async_mode", &State::async_mode},
+    {"runtime_check", &State::runtime_check},
+    {"log_fallback", &State::log_fallback},
+    {"make_result", &State::make_result},
+    {"kernel_for", &State::kernel_for},
+    {"canonical_dtype", &State::canonical_dtype},
+    {"torch_check", &State::torch_check},
+    {"original_run", &State::original_run},
+    {"original_getitem", &State::original_getitem},
+};
+
+bool read_dtypes(PyObject* list, std::vector<std::pair<PyObject*, DType>>& out, bool language) {
+  if (!PyList_Check(list)) {
+    PyErr_SetString(PyExc_TypeError, "tritonrt: dtype tables are lists of (object, name)");
+    return false;
+  }
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); ++i) {
+    PyObject *object, *name;
+    if (!PyArg_ParseTuple(PyList_GET_ITEM(list, i), "OU", &object, &name)) return false;
+    const char* text = PyUnicode_AsUTF8(name);
+    if (text == nullptr) return false;
+    const auto dtype = parse_dtype(text);
+    if (!dtype) continue;  // a type this tritonrt does not know: Triton's path takes it
+    out.emplace_back(Py_NewRef(object), *dtype);
+    PyObject*& slot = state().language_dtypes[static_cast<int>(*dtype)];
+    if (language && slot == nullptr) slot = Py_NewRef(object);
+  }
+  return true;
+}
+
+PyObject* setup(PyObject*, PyObject* args, PyObject* kwargs) {
+  State& s = state();
+  if (PyTuple_GET_SIZE(args) != 0 || kwargs == nullptr) {
+    PyErr_SetString(PyExc_TypeError, "tritonrt._frontend.setup takes keyword arguments only");
+    return nullptr;
+  }
+  for (const Slot& slot : kSlots) {
+    PyObject* value = PyDict_GetItemString(kwargs, slot.name);
+    if (value == nullptr) {
+      PyErr_Format(PyExc_TypeError, "tritonrt._frontend.setup needs %s", slot.name);
+      return nullptr;
+    }
+    Py_XSETREF(s.*slot.field, Py_NewRef(value));
+  }
+  PyObject* tensor_type = PyDict_GetItemString(kwargs, "tensor_type");
+  Py_XSETREF(s.tensor_type, tensor_type != nullptr && tensor_type != Py_None ? Py_NewRef(tensor_type) : nullptr);
+  PyObject* torch_api = PyDict_GetItemString(kwargs, "torch_api");
+  s.torch = nullptr;
+  if (torch_api != nullptr && torch_api != Py_None) {
+    const auto* api = static_cast<const TorchApi*>(PyCapsule_GetPointer(torch_api, "tritonrt._frontend_torch.api"));
+    if (api == nullptr) return nullptr;
+    if (api->version != TorchApi::kVersion) {
+      PyErr_SetString(PyExc_ImportError, "tritonrt._frontend_torch is from another build of tritonrt");
+      return nullptr;
+    }
+    s.torch = api;
+  }
+  Py_CLEAR(s.checked_driver);
+  s.pointer_dtypes.clear();
+  s.constexpr_dtypes.clear();
+  PyObject* pointer_dtypes = PyDict_GetItemString(kwargs, "pointer_dtypes");
+  PyObject* constexpr_dtypes = PyDict_GetItemString(kwargs, "constexpr_dtypes");
+  if (pointer_dtypes == nullptr || constexpr_dtypes == nullptr) {
+    PyErr_SetString(PyExc_TypeError, "tritonrt._frontend.setup needs pointer_dtypes and constexpr_dtypes");
+    return nullptr;
+  }
+  if (!read_dtypes(constexpr_dtypes, s.constexpr_dtypes, true)) return nullptr;
+  if (!read_dtypes(pointer_dtypes, s.pointer_dtypes, false)) return nullptr;
+  Py_XSETREF(s.routed_run, make_routed(&RoutedRunType));
+  if (s.routed_run == nullptr) return nullptr;
+  Py_RETURN_NONE;
+}
+
+PyObject* routed_getitem(PyObject*, PyObject*) { return make_routed(&RoutedGetitemType); }
+PyObject* routed_run(PyObject*, PyObject*) {
+  if (state().routed_run == nullptr) {
+    PyErr_SetString(PyExc_RuntimeError, "tritonrt._frontend.setup has not run");
+    return nullptr;
+  }
+  return Py_NewRef(state().routed_run);
+}
+
+PyMethodDef module_methods[] = {
+    {"setup", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(setup)), METH_VARARGS | METH_KEYWORDS,
+     "setup(**objects): the Python objects the launch path reads"},
+    {"routed_run", routed_run, METH_NOARGS, "the replacement of JITFunction.run that install() sets"},
+    {"routed_getitem", routed_getitem, METH_NOARGS, "the replacement of JITFunction.__getitem__ that install() sets"},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    "_frontend",
+    "tritonrt's Python front end: Triton kernels launched through tritonrt (see tritonrt.launcher).",
+    -1,
+    module_methods,
+    nullptr,
+    nullptr,
+    nullptr,
+    nullptr,
+};
+
+bool intern(PyObject*& slot, const char* text) {
+  slot = PyUnicode_InternFromString(text);
+  return slot != nullptr;
+}
+
+}  // namespace
+}  // namespace tritonrt::frontend
+
+PyMODINIT_FUNC PyInit__frontend() {
+  using namespace tritonrt::frontend;
+  State& s = state();
+  if (!intern(s.s_data_ptr, "data_ptr") || !intern(s.s_dtype, "dtype") || !intern(s.s_is_cuda, "is_cuda") ||
+      !intern(s.s_grid, "grid") || !intern(s.s_warmup, "warmup") || !intern(s.s_active, "active") ||
+      !intern(s.s_private_active, "_active") || !intern(s.s_get_current_device, "get_current_device") ||
+      !intern(s.s_get_current_stream, "get_current_stream") || !intern(s.s_kernel_attr, "_tritonrt_kernel") ||
+      !intern(s.s_run, "run")) {
+    return nullptr;
+  }
+  for (PyTypeObject* type : {&KernelType, &BoundType, &RoutedRunType, &RoutedGetitemType}) {
+    if (PyType_Ready(type) < 0) return nullptr;
+  }
+  PyObject* module = PyModule_Create(&module_def);
+  if (module == nullptr) return nullptr;
+  if (PyModule_AddObjectRef(module, "Kernel", reinterpret_cast<PyObject*>(&KernelType)) < 0) {
+    Py_DECREF(module);
+    return nullptr;
+  }
+  return module;
+}

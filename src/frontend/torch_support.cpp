@@ -1,0 +1,71 @@
+// tritonrt._frontend_torch: the front end's fast path for torch, built against one torch
+// release (tritonrt/launcher.py loads it only under that release). A tensor is read through
+// torch's C++ API (no data_ptr() call), as the torch adapter passes it, so that heuristics
+// and hooks see its shape; the device and stream are torch's, asked without Python.
+
+#include <ATen/core/Tensor.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAStream.h>
+#include <torch/csrc/autograd/python_variable.h>
+
+#include "frontend/frontend.h"
+#include "tritonrt/torch.h"
+
+namespace tritonrt::frontend {
+namespace {
+
+int tensor(PyObject* object, Arg& arg) {
+  if (!THPVariable_Check(object)) return 0;
+  const at::Tensor& t = THPVariable_Unpack(object);
+  if (!t.defined() || !t.is_cuda()) return -1;
+  const auto dtype = torch::to_dtype(t.scalar_type());
+  if (!dtype) return -1;
+  arg.kind = ArgKind::pointer;
+  arg.value.u = reinterpret_cast<std::uintptr_t>(t.data_ptr());
+  arg.dtype = *dtype;
+  arg.source = ArgSource::tensor;
+  arg.object = &t;  // lives in the Python object, which the caller holds through the launch
+  return 1;
+}
+
+bool device_and_stream(int& device, void*& stream) {
+  try {
+    const c10::DeviceIndex index = c10::cuda::current_device();
+    device = index;
+    stream = c10::cuda::getCurrentCUDAStream(index).stream();
+    return true;
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+    return false;
+  }
+}
+
+const TorchApi kApi{TorchApi::kVersion, &tensor, &device_and_stream};
+
+PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    "_frontend_torch",
+    "tritonrt's front end reading torch tensors, device and stream through torch's C++ API.",
+    -1,
+    nullptr,
+    nullptr,
+    nullptr,
+    nullptr,
+    nullptr,
+};
+
+}  // namespace
+}  // namespace tritonrt::frontend
+
+PyMODINIT_FUNC PyInit__frontend_torch() {
+  using namespace tritonrt::frontend;
+  PyObject* module = PyModule_Create(&module_def);
+  if (module == nullptr) return nullptr;
+  PyObject* capsule = PyCapsule_New(const_cast<TorchApi*>(&kApi), "tritonrt._frontend_torch.api", nullptr);
+  if (capsule == nullptr || PyModule_AddObject(module, "api", capsule) < 0) {
+    Py_XDECREF(capsule);
+    Py_DECREF(module);
+    return nullptr;
+  }
+  return module;
+}

@@ -1,0 +1,51 @@
+"""Kernels the Python front end's tests launch (tests/python/test_frontend*.py)."""
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr = 128):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) + tl.load(y_ptr + offsets, mask=mask), mask=mask)
+
+
+@triton.jit(do_not_specialize=["n"])
+def mixed_kernel(x_ptr, out_ptr, n, scale, flag, offset: tl.int64, maybe, MODE: tl.constexpr, DTYPE: tl.constexpr,
+                 BLOCK: tl.constexpr = 64):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    x = tl.load(x_ptr + offsets, mask=mask).to(DTYPE)
+    if MODE == "twice":
+        x = x * 2
+    if flag:
+        x = (x * scale).to(DTYPE)
+    tl.store(out_ptr + offsets + offset, x, mask=mask)
+
+
+@triton.heuristics({"BLOCK": lambda args: max(16, triton.next_power_of_2(args["n"]) // 4),
+                    "num_warps": lambda args: 8 if args["n"] > 4096 else 4})
+@triton.jit
+def heuristic_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) * 3, mask=mask)
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 64}, num_warps=2),
+                          triton.Config({"BLOCK": 128}, num_warps=4)], key=["n"])
+@triton.jit
+def tuned_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) + 1, mask=mask)
+
+
+class Holder:
+    """A kernel held by a class, found by its qualified name."""
+
+    @triton.jit
+    def copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offsets < n
+        tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask), mask=mask)

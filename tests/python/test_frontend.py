@@ -1,0 +1,465 @@
+"""The Python front end on a machine without a GPU: tritonrt.launcher and install() launch
+through tritonrt's stand-in driver (tests/support/fake_cuda), Triton's own path runs against
+a recording driver (triton_reference.RecordingDriver), and the two are compared: binding, the
+arguments a grid sees, errors, the compiled kernel's hash, routing and fallback.
+
+CTest runs this file as `pytest_frontend`, with the stand-in libcuda first on the library
+path; the plain pytest run skips it.
+"""
+import ctypes
+import logging
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+if not os.environ.get("TRITONRT_TEST_FAKE_CUDA"):
+    pytest.skip("run by ctest's pytest_frontend, which puts the stand-in libcuda first on the library path",
+                allow_module_level=True)
+
+import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
+from triton.runtime.driver import driver  # noqa: E402
+from triton.runtime.jit import JITFunction, KernelInterface  # noqa: E402
+
+from triton_reference import HostPointer, RecordingDriver, parse_target  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests" / "kernels"))
+import frontend_kernels as K  # noqa: E402
+
+
+class FakeLaunches(ctypes.Structure):
+    _fields_ = [("launches", ctypes.c_uint64), ("captured", ctypes.c_uint64), ("loads", ctypes.c_uint64),
+                ("unloads", ctypes.c_uint64), ("live", ctypes.c_uint64)]
+
+
+@pytest.fixture(scope="module")
+def rt(tritonrt_package):
+    return tritonrt_package
+
+
+@pytest.fixture(scope="module")
+def recording():
+    """Triton's driver for the module: launches recorded, never run."""
+    previous = driver._active
+    recorder = RecordingDriver(parse_target("cuda:90"))
+    driver.set_active(recorder)
+    yield recorder
+    driver._active = previous
+
+
+def fake_launches():
+    """Launches the stand-in libcuda has received (tritonrt's)."""
+    lib = ctypes.CDLL("libcuda.so.1")
+    stats = FakeLaunches()
+    lib.fake_cuda_get_stats(ctypes.byref(stats))
+    return stats.launches
+
+
+@pytest.fixture
+def slow_kernels():
+    """Each kernel takes 10 ms on the stand-in driver's clock, so that tuning (25 ms of
+    warm-up, 100 ms of runs, as Triton's do_bench) takes a few launches per config."""
+    lib = ctypes.CDLL("libcuda.so.1")
+    lib.fake_cuda_set_kernel_duration_us.argtypes = [ctypes.c_char_p, ctypes.c_double]
+    lib.fake_cuda_set_kernel_duration_us(None, 10000.0)
+    yield
+    lib.fake_cuda_set_kernel_duration_us(None, 1.0)
+
+
+def pointer(address=0x10000, dtype="float32"):
+    return HostPointer(address, dtype)
+
+
+def test_the_stand_in_driver_is_the_one_loaded(rt, recording):
+    rt.launcher(K.add_kernel)[(1, )](pointer(), pointer(), pointer(), 16)
+    assert fake_launches() > 0
+
+
+# --- binding, against Triton's own binder ---------------------------------------------------------
+
+KINDS = ("pointer", "int", "float", "bool", "constexpr", "annotated")
+
+
+def write_generated_kernels(folder, count, rng):
+    """A module of `count` kernels with random signatures: (module name, {kernel: [(name, kind,
+    has_default)]})."""
+    lines = ["import triton", "import triton.language as tl", ""]
+    signatures = {}
+    for k in range(count):
+        params = []
+        n = rng.randint(1, 8)
+        defaults_from = rng.randint(0, n)
+        for i in range(n):
+            kind = rng.choice(KINDS)
+            params.append((f"p{i}", kind, i >= defaults_from))
+        spelled = []
+        for name, kind, has_default in params:
+            annotation = {"constexpr": ": tl.constexpr", "annotated": ": tl.int64"}.get(kind, "")
+            default = {"pointer": "None", "int": "7", "float": "0.5", "bool": "True", "constexpr": "4",
+                       "annotated": "3"}[kind]
+            spelled.append(f"{name}{annotation}" + (f" = {default}" if has_default else ""))
+        dns = [name for name, kind, _ in params if kind == "int" and rng.random() < 0.3]
+        lines += [f"@triton.jit(do_not_specialize={dns!r})", f"def k{k}({', '.join(spelled)}):", "    pass", ""]
+        signatures[f"k{k}"] = params
+    name = f"generated_signatures_{rng.randint(0, 10**9)}"
+    (folder / f"{name}.py").write_text("\n".join(lines))
+    return name, signatures
+
+
+def value_for(kind, rng):
+    if kind == "pointer":
+        return rng.choice([pointer(0x1000 * rng.randint(1, 9), rng.choice(["float32", "float16", "int32"])),
+                           pointer(0x1004, "float32"), None])
+    if kind == "int":
+        return rng.choice([0, 1, 16, 17, 2**31, -5, 2**40, 2**63 + 5])
+    if kind == "annotated":
+        return rng.choice([0, 1, 16, 17, -5, 2**40])
+    if kind == "float":
+        return rng.choice([0.5, 1.0, -2.25])
+    if kind == "bool":
+        return rng.choice([True, False])
+    return rng.choice([1, 4, 64, True, 0.25, "mode", tl.float16, None])
+
+
+def random_call(params, rng):
+    """(args, kwargs) of one call, sometimes a wrong one (extra, duplicate, missing, unknown)."""
+    values = [value_for(kind, rng) for _, kind, _ in params]
+    given = [i for i, (_, _, has_default) in enumerate(params) if not has_default or rng.random() < 0.5]
+    prefix = 0
+    while prefix < len(given) and given[prefix] == prefix:
+        prefix += 1
+    cut = rng.randint(0, prefix)
+    args = values[:cut]
+    keyed = [(params[i][0], values[i]) for i in given if i >= cut]
+    rng.shuffle(keyed)
+    kwargs = dict(keyed)
+    if rng.random() < 0.3:
+        kwargs[rng.choice(["num_warps", "num_stages", "num_ctas"])] = rng.choice([1, 2, 4, 8])
+    wrong = rng.random()
+    if wrong < 0.06:
+        args.append(1)  # one too many
+    elif wrong < 0.12 and args:
+        kwargs[params[0][0]] = args[0]  # given twice
+    elif wrong < 0.18:
+        required = [i for i, (_, _, d) in enumerate(params) if not d]
+        if required:
+            kwargs.pop(params[required[-1]][0], None)
+            args = args[:required[-1]]
+    elif wrong < 0.22:
+        kwargs["no_such_argument"] = 1
+    return args, kwargs
+
+
+def tritons_binding(fn, args, kwargs):
+    """(specialization repr, options) from Triton's binder, or the exception it raises."""
+    binder = fn.device_caches[0][4]
+    try:
+        _, specialization, options = binder(*args, **kwargs)
+    except Exception as e:  # what the caller sees from Triton
+        return e
+    return repr(specialization), options
+
+
+def test_binding_matches_tritons_binder_over_generated_signatures(rt, recording, tmp_path):
+    from tritonrt import frontend
+    rng = random.Random(20)
+    module_name, signatures = write_generated_kernels(tmp_path, 40, rng)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        module = __import__(module_name)
+    finally:
+        sys.path.remove(str(tmp_path))
+    compared = errors = deferred = 0
+    for kernel_name, params in signatures.items():
+        fn = getattr(module, kernel_name)
+        frontend._setup()
+        kernel = frontend._new_kernel(fn, frontend._original_run)
+        assert kernel.reason is None, kernel.reason
+        for _ in range(15):
+            args, kwargs = random_call(params, rng)
+            theirs = tritons_binding(fn, args, kwargs)
+            call = f"{kernel_name}{[n + ':' + k for n, k, _ in params]} args={args} kwargs={kwargs}"
+            try:
+                ours = kernel.specialization(*args, **kwargs)
+            except LookupError as e:
+                # Left to Triton: its binder raised, or it takes an option tritonrt does not pass.
+                unknown = not isinstance(theirs, Exception) and set(theirs[1]) - {"num_warps", "num_stages", "num_ctas"}
+                assert isinstance(theirs, Exception) or unknown, f"{call}: tritonrt deferred ({e}), Triton bound it"
+                deferred += 1
+                errors += isinstance(theirs, Exception)
+                continue
+            assert not isinstance(theirs, Exception), f"{call}: Triton raised {theirs!r}, tritonrt bound it"
+            assert ours[0] == theirs[0], call
+            assert ours[1] == theirs[1], call
+            compared += 1
+    assert compared > 300 and errors > 30 and deferred >= errors
+
+
+# --- launches: tritonrt's against Triton's own ------------------------------------------------------
+
+def both_launch(rt, recording, kernel, grid, *args, **kwargs):
+    """(tritonrt's result, Triton's result, Triton's recorded launch); tritonrt's launch checked
+    to reach the stand-in driver and Triton's to reach its recorder."""
+    before, recorded = fake_launches(), len(recording.launches)
+    ours = rt.launcher(kernel)[grid](*args, **kwargs)
+    assert fake_launches() == before + 1 and len(recording.launches) == recorded
+    theirs = kernel[grid](*args, **kwargs)
+    assert len(recording.launches) == recorded + 1
+    return ours, theirs, recording.launches[-1]
+
+
+CALLS = {
+    "positional": (K.add_kernel, (4, ), lambda: ((pointer(), pointer(0x2000), pointer(0x3000), 1000), {})),
+    "default and keywords": (K.add_kernel, (2, 1, 1), lambda: ((pointer(), ), dict(n=17, out_ptr=pointer(0x3004),
+                                                                                      y_ptr=pointer(0x2000)))),
+    "constexpr and options": (K.add_kernel, (1, ), lambda: ((pointer(), pointer(), pointer(), 4096), dict(
+        BLOCK=256, num_warps=8, num_stages=2))),
+    "every kind": (K.mixed_kernel, (3, ), lambda: ((pointer(dtype="float16"), pointer(), 64, 1.5, True, 2**40, None),
+                                                  dict(MODE="twice", DTYPE=tl.float32))),
+    "int that is 1": (K.mixed_kernel, (1, ), lambda: ((pointer(), pointer(), 1, 2.0, False, 1, 3, "once",
+                                                        tl.float16), {})),
+    "class attribute": (K.Holder.copy_kernel, (2, ), lambda: ((pointer(), pointer(), 99), dict(BLOCK=32))),
+    "heuristics": (K.heuristic_kernel, (5, ), lambda: ((pointer(), pointer(), 5000), {})),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_a_launch_compiles_what_tritons_launch_compiles(rt, recording, name):
+    kernel, grid, make = CALLS[name]
+    args, kwargs = make()
+    ours, theirs, launch = both_launch(rt, recording, kernel, grid, *args, **kwargs)
+    assert ours.hash == theirs.hash
+    assert ours.name == theirs.name
+    assert ours.metadata == theirs.metadata
+    assert launch[1] == tuple(grid) + (1, ) * (3 - len(grid))
+
+
+def test_an_autotuned_launch_compiles_tritons_choice(rt, recording, slow_kernels):
+    from triton_reference import forget_tuning
+    args = (pointer(), pointer(), 1000)
+    grid = lambda meta: (triton.cdiv(1000, meta["BLOCK"]), )  # noqa: E731
+    ours = rt.launcher(K.tuned_kernel)[grid](*args)
+    forget_tuning(K.tuned_kernel)
+    theirs = K.tuned_kernel[grid](*args)  # equal timings: both keep the first config
+    assert ours.hash == theirs.hash
+
+
+def test_grid_gets_the_bound_arguments_triton_gives_it(rt, recording):
+    seen = []
+
+    def grid(meta):
+        seen.append(dict(meta))
+        return (triton.cdiv(meta["n"], meta["BLOCK"]), )
+
+    args = (pointer(), pointer(), pointer())
+    ours, theirs, _ = both_launch(rt, recording, K.add_kernel, grid, *args, n=300)
+    assert list(seen[0]) == list(seen[1]) and seen[0] == seen[1]
+    seen.clear()
+    both_launch(rt, recording, K.heuristic_kernel, grid, pointer(), pointer(), 5000)
+    assert seen[0] == seen[1] and seen[0]["BLOCK"] == 2048
+
+
+def test_a_tuple_grid_is_read_as_triton_reads_it(rt, recording):
+    args = (pointer(), pointer(), pointer(), 64)
+    for grid in ((3, ), [2, 2], (1, 2, 3, 4)):
+        _, _, launch = both_launch(rt, recording, K.add_kernel, grid, *args)
+        assert launch[1] == (tuple(grid) + (1, 1))[:3]
+
+
+ERRORS = {
+    "missing": ((pointer(), pointer()), {}),
+    "too many": ((pointer(), pointer(), pointer(), 4, 128, 7), {}),
+    "twice": ((pointer(), pointer(), pointer(), 4), dict(n=4)),
+    "unknown keyword": ((pointer(), pointer(), pointer(), 4), dict(bogus=1)),
+    "device option": ((pointer(), pointer(), pointer(), 4), dict(device=0)),
+    "string for a pointer": (("x", pointer(), pointer(), 4), {}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ERRORS))
+def test_errors_are_tritons_own(rt, recording, name):
+    args, kwargs = ERRORS[name]
+    with pytest.raises(Exception) as theirs:
+        K.add_kernel[(1, )](*args, **kwargs)
+    with pytest.raises(Exception) as ours:
+        rt.launcher(K.add_kernel)[(1, )](*args, **kwargs)
+    assert type(ours.value) is type(theirs.value)
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_the_result_launches_again_as_a_compiled_kernel(rt, recording):
+    args = (pointer(), pointer(), pointer(), 100, 128)
+    compiled = rt.launcher(K.add_kernel)[(1, )](*args)
+    before = fake_launches()
+    again = compiled[(2, 1, 1)](*args)
+    assert fake_launches() == before + 1 and again.hash == compiled.hash
+
+
+# --- install(), uninstall(), fallback --------------------------------------------------------------
+
+def jit_attributes():
+    return {name: JITFunction.__dict__.get(name, "absent") for name in ("run", "__getitem__")}
+
+
+def test_install_routes_every_launch_and_uninstall_restores_triton(rt, recording):
+    before = jit_attributes()
+    rt.install()
+    try:
+        assert rt.installed()
+        for launch in (lambda: K.add_kernel[(1, )](pointer(), pointer(), pointer(), 8),
+                       lambda: K.heuristic_kernel[(1, )](pointer(), pointer(), 8),
+                       lambda: K.add_kernel.run(pointer(), pointer(), pointer(), 8, grid=(1, ), warmup=False)):
+            fake, recorded = fake_launches(), len(recording.launches)
+            result = launch()
+            assert fake_launches() == fake + 1 and len(recording.launches) == recorded
+            assert result.hash
+    finally:
+        rt.uninstall()
+    assert not rt.installed()
+    after = jit_attributes()
+    assert after == before and all(after[k] is before[k] for k in after)
+    assert "__getitem__" not in JITFunction.__dict__ and JITFunction.__getitem__ is KernelInterface.__getitem__
+    recorded = len(recording.launches)
+    K.add_kernel[(1, )](pointer(), pointer(), pointer(), 8)
+    assert len(recording.launches) == recorded + 1
+
+
+def test_an_autotuner_under_install_tunes_in_python_and_launches_through_tritonrt(rt, recording):
+    from triton_reference import forget_tuning
+    forget_tuning(K.tuned_kernel)
+    rt.install()
+    try:
+        fake, recorded = fake_launches(), len(recording.launches)
+        K.tuned_kernel[(1, )](pointer(), pointer(), 3000)
+        # Triton's autotuner chose (its timings are the recorder's); the launch went through tritonrt.
+        assert fake_launches() > fake and len(recording.launches) == recorded
+    finally:
+        rt.uninstall()
+
+
+def test_a_fallback_is_logged_once_per_kernel_with_its_reason(rt, recording, caplog):
+    from triton import knobs
+    hook = lambda metadata: None  # noqa: E731
+    knobs.runtime.launch_enter_hook.add(hook)
+    try:
+        k = rt.launcher(K.Holder.copy_kernel)
+        with caplog.at_level(logging.WARNING, logger="tritonrt"):
+            for _ in range(3):
+                fake, recorded = fake_launches(), len(recording.launches)
+                k[(1, )](pointer(), pointer(), 8, BLOCK=16)
+                assert fake_launches() == fake and len(recording.launches) == recorded + 1
+    finally:
+        knobs.runtime.launch_enter_hook.remove(hook)
+    messages = [r.getMessage() for r in caplog.records if r.name == "tritonrt"]
+    assert len(messages) == 1 and "launch hook" in messages[0] and "copy_kernel" in messages[0]
+    fake = fake_launches()
+    k[(1, )](pointer(), pointer(), 8, BLOCK=16)
+    assert fake_launches() == fake + 1  # the hook gone, tritonrt launches again
+
+
+def test_a_kernel_made_inside_a_function_falls_back_saying_why(rt, recording, caplog):
+    @triton.jit
+    def local_kernel(x_ptr, n):
+        pass
+
+    with caplog.at_level(logging.WARNING, logger="tritonrt"):
+        recorded = len(recording.launches)
+        rt.launcher(local_kernel)[(1, )](pointer(), 4)
+        rt.launcher(local_kernel)[(1, )](pointer(), 4)
+    assert len(recording.launches) == recorded + 2
+    messages = [r.getMessage() for r in caplog.records if r.name == "tritonrt"]
+    assert len(messages) == 1 and "cannot be reached by name" in messages[0]
+
+
+def test_a_value_tritonrt_does_not_pass_goes_to_triton(rt, recording, caplog):
+    class Pointerish:  # a data_ptr() without a dtype: Triton raises, and so must the launch
+        def data_ptr(self):
+            return 0x1000
+
+    with pytest.raises(Exception) as theirs:
+        K.add_kernel[(1, )](Pointerish(), pointer(), pointer(), 4)
+    with pytest.raises(Exception) as ours:
+        rt.launcher(K.add_kernel)[(1, )](Pointerish(), pointer(), pointer(), 4)
+    assert type(ours.value) is type(theirs.value) and str(ours.value) == str(theirs.value)
+
+
+def test_install_from_the_environment(tritonrt_package):
+    """TRITONRT_INSTALL=1 with the package's .pth: install() runs once triton is imported."""
+    site = Path(tritonrt_package.__file__).parents[1]
+    code = ("import site, sys; site.addsitedir(sys.argv[1]); import tritonrt.frontend as f; "
+            "assert not f.installed(); import triton; from triton.runtime.jit import JITFunction; "
+            "print(f.installed(), type(JITFunction.__dict__['run']).__name__)")
+    env = {**os.environ, "TRITONRT_INSTALL": "1"}
+    done = subprocess.run([sys.executable, "-c", code, str(site)], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "RoutedRun"]
+    env["TRITONRT_INSTALL"] = "0"
+    done = subprocess.run([sys.executable, "-c", code.replace("print(f.installed()", "print((f.installed(),)"),
+                           str(site)], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.split()[0] == "(False,)", done.stderr
+
+
+# --- third-party kernel libraries (from PyPI), as they launch their kernels -----------------------
+
+def library_module(name):
+    import importlib
+    os.environ.setdefault("GEMS_VENDOR", "nvidia")  # FlagGems asks no GPU which vendor it is
+    os.environ.setdefault("FLAGGEMS_DB_URL", "sqlite:///:memory:")
+    return importlib.import_module(name)
+
+
+# name: (module, kernel, grid, make (args, kwargs)); the calls are the libraries' own.
+LIBRARY_CALLS = {
+    "liger rms_norm (plain, options)": (
+        "liger_kernel.ops.rms_norm", "_rms_norm_forward_kernel", (4, ),
+        lambda: ((pointer(0x10000), 512, pointer(0x20000), 512, pointer(0x30000), 1, pointer(0x40000), 1, 512, 1e-6,
+                  0.0, 1), dict(elementwise_affine=True, BLOCK_SIZE=512, num_warps=4))),
+    "liger dyt (autotune)": (
+        "liger_kernel.ops.dyt", "_dyt_fwd_kernel", lambda meta: (triton.cdiv(4096, meta["BLOCK_N"]), 8),
+        lambda: ((pointer(0x10000), pointer(0x20000), pointer(0x30000), pointer(0x40000), pointer(0x50000), True,
+                  4096), {})),
+    "flag_gems softmax (libentry, heuristics)": (
+        "flag_gems.ops.softmax", "softmax_kernel_inner", (8, 1, 1),
+        lambda: ((pointer(0x10000, "float16"), pointer(0x20000, "float16"), 8, 1000), {})),
+    "fla cumsum (heuristics, cached autotuner, keywords)": (
+        "fla.ops.utils.cumsum", "chunk_local_cumsum_scalar_kernel", (4 * 2 * 3, ),
+        lambda: ((), dict(s=pointer(0x10000), o=pointer(0x20000), scale=None, cu_seqlens=None, chunk_indices=None,
+                          T=256, B=2, H=3, BT=64, REVERSE=False, USE_GRAPH=False))),
+}
+
+
+@pytest.fixture
+def no_torch_gpu(monkeypatch):
+    """torch as on a machine without a GPU, though the stand-in libcuda is loaded (the libraries
+    ask torch about devices at import, and FlagGems' libentry for the current device)."""
+    import torch
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 0)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: "NVIDIA H100 (stand-in)")
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (9, 0))
+
+
+@pytest.mark.parametrize("name", sorted(LIBRARY_CALLS))
+def test_library_kernels_compile_what_tritons_launch_compiles(rt, recording, slow_kernels, no_torch_gpu, name):
+    from triton_reference import forget_tuning
+    module, attribute, grid, make = LIBRARY_CALLS[name]
+    kernel = getattr(library_module(module), attribute)
+    if hasattr(kernel, "kernel_cache") and not kernel.kernel_cache:  # FlagGems' libentry: one cache per device
+        kernel.kernel_cache = ({}, )
+    args, kwargs = make()
+    assert rt.launcher(kernel)._bind.__self__.reason is None
+    forget_tuning(kernel)
+    before, recorded = fake_launches(), len(recording.launches)
+    ours = rt.launcher(kernel)[grid](*args, **kwargs)  # an autotuner's tuning launches too
+    assert fake_launches() > before and len(recording.launches) == recorded
+    theirs = kernel[grid](*args, **kwargs)
+    assert len(recording.launches) == recorded + 1
+    if isinstance(theirs, tuple):  # FlagGems' libentry returns (kernel, constexprs)
+        theirs = theirs[0]
+    assert ours.hash == theirs.hash

@@ -1,0 +1,172 @@
+"""The Python front end on a GPU: results equal to Triton's own launch for third-party
+libraries' kernels on fresh random inputs, CUDA graph capture and replay, torch.compile with
+fullgraph=True over a launcher, two threads launching at once, install() under a library's own
+functions, and a second device. Each test skips without a GPU."""
+import os
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available():
+    pytest.skip("no CUDA GPU", allow_module_level=True)
+
+import triton  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests" / "kernels"))
+import frontend_kernels as K  # noqa: E402
+
+os.environ.setdefault("GEMS_VENDOR", "nvidia")
+os.environ.setdefault("FLAGGEMS_DB_URL", "sqlite:///:memory:")
+
+
+@pytest.fixture(scope="module")
+def rt(tritonrt_package):
+    return tritonrt_package
+
+
+def library(name):
+    import importlib
+    return importlib.import_module(name)
+
+
+def cases():
+    """name: (kernel, grid, make(): (args, kwargs, outputs)), each call as its library makes it."""
+    def rms_norm():
+        M, N = 64, 1000
+        x, w = torch.randn(M, N, device="cuda"), torch.randn(N, device="cuda")
+        y, rstd = torch.empty_like(x), torch.empty(M, device="cuda")
+        return (y, y.stride(0), x, x.stride(0), w, w.stride(0), rstd, rstd.stride(0), N, 1e-6, 0.0, 1), dict(
+            elementwise_affine=True, BLOCK_SIZE=1024, num_warps=4), (y, rstd)
+
+    def dyt():
+        M, N = 32, 4096
+        x, y = torch.randn(M, N, device="cuda"), torch.empty(M, N, device="cuda")
+        alpha, gamma, beta = torch.randn(1, device="cuda"), torch.randn(N, device="cuda"), torch.randn(N, device="cuda")
+        return (x, y, alpha, gamma, beta, True, N), {}, (y, )
+
+    def softmax():
+        M, N = 48, 3000
+        x = torch.randn(M, N, device="cuda", dtype=torch.float16)
+        out = torch.empty_like(x)
+        return (out, x, M, N), {}, (out, )
+
+    def cumsum():
+        B, T, H, BT = 2, 256, 3, 64
+        s, o = torch.randn(B, T, H, device="cuda"), torch.empty(B, T, H, device="cuda")
+        return (), dict(s=s, o=o, scale=None, cu_seqlens=None, chunk_indices=None, T=T, B=B, H=H, BT=BT,
+                        REVERSE=False, USE_GRAPH=False), (o, )
+
+    return {
+        "liger rms_norm": (library("liger_kernel.ops.rms_norm")._rms_norm_forward_kernel, (64, ), rms_norm),
+        "liger dyt": (library("liger_kernel.ops.dyt")._dyt_fwd_kernel,
+                      lambda meta: (triton.cdiv(4096, meta["BLOCK_N"]), 32), dyt),
+        "flag_gems softmax": (library("flag_gems.ops.softmax").softmax_kernel_inner, (48, 1, 1), softmax),
+        "fla cumsum": (library("fla.ops.utils.cumsum").chunk_local_cumsum_scalar_kernel, (4 * 2 * 3, ), cumsum),
+    }
+
+
+CASES = ["liger rms_norm", "liger dyt", "flag_gems softmax", "fla cumsum"]
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_library_kernels_give_tritons_results(rt, name):
+    kernel, grid, make = cases()[name]
+    for seed in range(3):  # fresh random inputs each time, the kernel's cache warm after the first
+        torch.manual_seed(seed)
+        args, kwargs, outputs = make()
+        kernel[grid](*args, **kwargs)
+        expected = [o.clone() for o in outputs]
+        for o in outputs:
+            o.fill_(float("nan"))
+        result = rt.launcher(kernel)[grid](*args, **kwargs)
+        torch.cuda.synchronize()
+        for got, want in zip(outputs, expected):
+            assert torch.equal(got, want), name
+        assert result.hash
+
+
+def add(rt, x, y):
+    out = torch.empty_like(x)
+    n = x.numel()
+    rt.launcher(K.add_kernel)[lambda meta: (triton.cdiv(n, meta["BLOCK"]), )](x, y, out, n, BLOCK=256)
+    return out
+
+
+def test_cuda_graph_capture_and_replay(rt):
+    x, y = torch.randn(10000, device="cuda"), torch.randn(10000, device="cuda")
+    add(rt, x, y)  # compiled and loaded before capture
+    stream = torch.cuda.Stream()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.stream(stream), torch.cuda.graph(graph):
+        out = add(rt, x, y)
+    for _ in range(3):
+        x.copy_(torch.randn_like(x))
+        graph.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(out, x + y)
+
+
+def test_torch_compile_fullgraph_over_a_launcher(rt):
+    launcher = rt.launcher(K.add_kernel)
+
+    def f(x, y):
+        out = torch.empty_like(x)
+        n = x.numel()
+        launcher[(triton.cdiv(n, 128), )](x, y, out, n, BLOCK=128)
+        return out * 2
+
+    x, y = torch.randn(5000, device="cuda"), torch.randn(5000, device="cuda")
+    compiled = torch.compile(f, fullgraph=True)
+    assert torch.equal(compiled(x, y), f(x, y))
+    assert torch.equal(compiled(x, y), (x + y) * 2)
+
+
+def test_two_threads_launch_at_once(rt):
+    errors = []
+
+    def work(seed):
+        try:
+            generator = torch.Generator(device="cuda").manual_seed(seed)
+            stream = torch.cuda.Stream()
+            with torch.cuda.stream(stream):
+                for _ in range(200):
+                    x = torch.randn(4096, device="cuda", generator=generator)
+                    y = torch.randn(4096, device="cuda", generator=generator)
+                    out = add(rt, x, y)
+                    if not torch.equal(out, x + y):
+                        errors.append(seed)
+            stream.synchronize()
+        except Exception as e:  # reported below, from the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(s, )) for s in (1, 2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+
+
+def test_install_under_a_librarys_own_function(rt):
+    softmax = library("flag_gems.ops.softmax").softmax
+    x = torch.randn(64, 2048, device="cuda", dtype=torch.float16)
+    expected = softmax(x, -1)
+    rt.install()
+    try:
+        got = softmax(x, -1)
+    finally:
+        rt.uninstall()
+    assert torch.equal(got, expected)
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="one GPU")
+def test_the_current_device_runs_the_launch(rt):
+    with torch.cuda.device(1):
+        x, y = torch.randn(3000, device="cuda:1"), torch.randn(3000, device="cuda:1")
+        out = add(rt, x, y)
+        torch.cuda.synchronize()
+        assert out.device.index == 1 and torch.equal(out, x + y)
