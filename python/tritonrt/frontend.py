@@ -267,8 +267,7 @@ class Launcher:
     holds Triton's kernel; other attributes are the kernel's own (`k.fn`, `k.configs`, ...).
     """
 
-    __slots__ = ("kernel", "_bind")
-
+    # No __slots__: Dynamo guards a traced object through its __dict__.
     def __init__(self, kernel):
         _setup()
         self.kernel = kernel
@@ -289,6 +288,8 @@ class Launcher:
         return self.kernel.warmup(*args, grid=grid, **kwargs)
 
     def __getattr__(self, name):
+        if name.startswith("__"):  # the object's own protocol (Dynamo reads __dict__), never the kernel's
+            raise AttributeError(name)
         return getattr(self.kernel, name)
 
     def __repr__(self):
