@@ -95,13 +95,10 @@ ParamRule ParamRule::make(bool is_constexpr, bool is_const, bool specialize, boo
                           std::optional<std::uint8_t> annotated) {
   ParamRule r;
   r.is_constexpr = is_constexpr;
-  r.is_const = is_const;
   r.specialize = specialize;
-  r.align = align;
   r.annotated = is_constexpr ? std::nullopt : annotated;
   r.route = is_constexpr ? Route::constexpr_value : r.annotated ? Route::rare : Route::runtime;
   r.pointer_base = is_const ? TypeCode::kConstPointer : TypeCode::kPointer;
-  r.key_policy = !specialize ? 0 : !align ? 1 : 2;
   r.key_otherwise = !specialize ? ParamSpec::Key::none : ParamSpec::Key::plain;
   r.key_if_divisible = !specialize ? ParamSpec::Key::none : align ? ParamSpec::Key::divisible : ParamSpec::Key::plain;
   return r;

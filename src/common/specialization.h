@@ -64,9 +64,7 @@ struct ParamCode {
 /// launch path reads of it for every argument, derived once (see `make`).
 struct ParamRule {
   bool is_constexpr = false;
-  bool is_const = false;
   bool specialize = true;                 ///< not do_not_specialize
-  bool align = true;                      ///< not do_not_specialize_on_alignment
   std::optional<std::uint8_t> annotated;  ///< TypeCode of the annotated Triton type
 
   /// Which path specializes its arguments: typed by value (runtime), a constexpr, or the
@@ -74,10 +72,8 @@ struct ParamRule {
   enum class Route : std::uint8_t { runtime, constexpr_value, rare };
   Route route = Route::runtime;
   std::uint8_t pointer_base = 0;  ///< TypeCode of a pointer to DType 0: const or not
-  /// The key a specialized integer or address gets: 0 none (do_not_specialize), 1 '' always
-  /// (do_not_specialize_on_alignment), 2 'D' when divisible, else ''.
-  std::uint8_t key_policy = 2;
-  /// That key, for a divisible and for any other value.
+  /// The key a specialized integer or address gets, for a divisible and for any other value:
+  /// none under do_not_specialize, '' for both under do_not_specialize_on_alignment.
   ParamSpec::Key key_if_divisible = ParamSpec::Key::divisible;
   ParamSpec::Key key_otherwise = ParamSpec::Key::plain;
 
@@ -154,7 +150,7 @@ template <bool Pack = false>
               divisibility_key(p, a.value.u, hot.pointer_mask)};
     }
     if (kind == ArgKind::sint || kind == ArgKind::uint) {
-      if (a.value.u == 1 && p.key_policy != 0 && hot.int_one_is_constexpr)
+      if (a.value.u == 1 && p.specialize && hot.int_one_is_constexpr)
         return {TypeCode::kConstexpr, ParamSpec::Key::none};
       if constexpr (Pack) *param = in_place;
       const DType type = kind == ArgKind::sint

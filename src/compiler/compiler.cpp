@@ -118,13 +118,13 @@ std::optional<std::string> make_artifact(CompiledFiles& files, const Target& tar
 
 // The index, when it holds `kernel`'s record: its records are filed under keys with that
 // record's fingerprint in front (fingerprinted). nullptr for a kernel not indexed.
-const KernelIndex* indexed(const LoadedKernel& kernel) {
+const KernelIndex* indexed(const KernelDescription& kernel) {
   return kernel.index_fingerprint.empty() ? nullptr : KernelIndex::get();
 }
 
 // Why a kernel named by module, read from the index, may no longer be what its import
 // finds (another file along its search path now), or nullopt when it still is.
-std::optional<std::string> moved_module(const LoadedKernel& kernel) {
+std::optional<std::string> moved_module(const KernelDescription& kernel) {
   if (!kernel.search_path) return std::nullopt;
   const auto found = find_module_file(kernel.source, *kernel.search_path);
   if (!found) {
@@ -171,10 +171,10 @@ PythonSide& python_side(const ErrorSite& site, std::string_view needed) {
   }
 }
 
-LoadedKernel load_kernel(std::string_view source, std::string_view name) {
+KernelDescription kernel_description(std::string_view source, std::string_view name) {
   // A kernel read back without Python: `description` and `rules` as the bridge wrote them.
   const auto stored = [&](const std::string& description, const std::string& rules) {
-    LoadedKernel kernel = parse_kernel_description(description);
+    KernelDescription kernel = parse_kernel_description(description);
     kernel.rules = std::make_shared<const SpecializationRules>(parse_specialization_rules(rules));
     kernel.handle = -1;
     kernel.source = source;
@@ -182,9 +182,9 @@ LoadedKernel load_kernel(std::string_view source, std::string_view name) {
     return kernel;
   };
   std::string why = "no bundle is loaded";
-  if (const BundledKernel* bundled = find_bundled(source, name, why)) {
+  if (const MappedKernel* bundled = find_bundled(source, name, why)) {
     try {
-      LoadedKernel kernel = stored(bundled->description, bundled->rules);
+      KernelDescription kernel = stored(bundled->description, bundled->rules);
       kernel.bundle = bundled;
       log_about(LogLevel::debug, {name}, "loaded from the bundle {}, without Python", bundled->where());
       return kernel;
@@ -199,7 +199,7 @@ LoadedKernel load_kernel(std::string_view source, std::string_view name) {
     std::string index_why;
     if (auto found = index->find_kernel(source, name, index_why)) {
       try {
-        LoadedKernel kernel = stored(found->description, found->rules);
+        KernelDescription kernel = stored(found->description, found->rules);
         kernel.index_fingerprint = std::move(found->fingerprint);
         if (const auto moved = moved_module(kernel)) {
           index_why = *moved;
@@ -221,7 +221,7 @@ LoadedKernel load_kernel(std::string_view source, std::string_view name) {
     Traced traced({name}, "importing '{}' through Python", source);
     description = compiler->describe_kernel(source, name);
   }
-  LoadedKernel kernel = parse_kernel_description(description);
+  KernelDescription kernel = parse_kernel_description(description);
   kernel.rules = python.rules;
   kernel.source = source;
   kernel.name = name;
@@ -241,7 +241,7 @@ LoadedKernel load_kernel(std::string_view source, std::string_view name) {
   return kernel;
 }
 
-Artifact compile(const LoadedKernel& kernel, const Target& target, const CompileOptions& options,
+Artifact compile(const KernelDescription& kernel, const Target& target, const CompileOptions& options,
                  const std::vector<CompileParam>& params, const std::string& key) {
   const ErrorSite site{kernel.signature.name};
   if (kernel.bundle != nullptr) {
@@ -306,7 +306,7 @@ Artifact compile(const LoadedKernel& kernel, const Target& target, const Compile
   }
 }
 
-std::optional<StoredChoice> indexed_choice(const LoadedKernel& kernel, std::size_t layer, const std::string& key) {
+std::optional<StoredChoice> indexed_choice(const KernelDescription& kernel, std::size_t layer, const std::string& key) {
   const auto& configs = kernel.layers.at(layer).configs;
   // The config list is part of the kernel's source, so the fingerprint (or the bundle's
   // identity check) covers it; the text is compared all the same.
@@ -326,14 +326,14 @@ std::optional<StoredChoice> indexed_choice(const LoadedKernel& kernel, std::size
   return StoredChoice{stored->first, "tritonrt's index"};
 }
 
-void index_choice(const LoadedKernel& kernel, std::size_t layer, const std::string& key, std::size_t config) {
+void index_choice(const KernelDescription& kernel, std::size_t layer, const std::string& key, std::size_t config) {
   const KernelIndex* index = indexed(kernel);
   if (index == nullptr) return;
   index->put_choice(kernel.source, kernel.name, fingerprinted(kernel.index_fingerprint, key), config,
                     kernel.layers.at(layer).configs.at(config).text);
 }
 
-std::vector<std::string> stored_heuristic_values(const LoadedKernel& kernel, const std::string& key) {
+std::vector<std::string> stored_heuristic_values(const KernelDescription& kernel, const std::string& key) {
   if (kernel.bundle != nullptr) {
     const auto it = kernel.bundle->heuristics.find(key);
     return it != kernel.bundle->heuristics.end() ? it->second : std::vector<std::string>{};
@@ -343,7 +343,7 @@ std::vector<std::string> stored_heuristic_values(const LoadedKernel& kernel, con
   return index->find_heuristic(kernel.source, kernel.name, fingerprinted(kernel.index_fingerprint, key));
 }
 
-void store_heuristic_value(const LoadedKernel& kernel, const std::string& key, const std::string& entry) {
+void store_heuristic_value(const KernelDescription& kernel, const std::string& key, const std::string& entry) {
   const KernelIndex* index = indexed(kernel);
   if (index == nullptr) return;
   index->put_heuristic(kernel.source, kernel.name, fingerprinted(kernel.index_fingerprint, key), entry);

@@ -54,7 +54,7 @@ struct DecoratorLayer {
 
 /// A kernel as the call path knows it: described by the bridge, or read back from
 /// tritonrt's index (src/store/index.h) without Python.
-struct LoadedKernel {
+struct KernelDescription {
   std::string source, name;  ///< as JitFunction::get was given them
   /// The bridge's number for the kernel once Python imported it; -1 while it has not (a
   /// kernel from the index is imported on the first call that needs Python). Set by the
@@ -62,7 +62,7 @@ struct LoadedKernel {
   mutable int handle = -1;
   std::shared_ptr<const SpecializationRules> rules;  ///< those of the Triton that described it
   std::string index_fingerprint;                     ///< the index record's, or "" when it is not indexed
-  const BundledKernel* bundle = nullptr;             ///< the loaded bundle's copy it was read from, if any
+  const MappedKernel* bundle = nullptr;             ///< the loaded bundle's copy it was read from, if any
   KernelSignature signature;
   std::vector<ParamRule> param_rules;        ///< per parameter, in the specializer's compact form
   std::vector<std::optional<Arg>> defaults;  ///< Arg form of each Python default, if any
@@ -120,29 +120,29 @@ class Compiler {
   /// How the installed Triton specializes values (JSON).
   virtual std::string specialization_rules() = 0;
   /// The files the kernel's cache key depends on (JSON list of paths; bridge.dependencies).
-  virtual std::string kernel_dependencies(const LoadedKernel& kernel) = 0;
+  virtual std::string kernel_dependencies(const KernelDescription& kernel) = 0;
   /// Compiles one specialization; throws CompileError or TargetError.
-  virtual CompiledFiles compile(const LoadedKernel& kernel, const Target& target, const CompileOptions& options,
+  virtual CompiledFiles compile(const KernelDescription& kernel, const Target& target, const CompileOptions& options,
                                 const std::vector<CompileParam>& params) = 0;
   /// Heuristic `name` of decorator `layer` on the call's arguments (JSON: value and reads);
   /// throws PythonError with the heuristic's own message when it raises.
-  virtual std::string run_heuristic(const LoadedKernel& kernel, std::size_t layer, const std::string& name,
+  virtual std::string run_heuristic(const KernelDescription& kernel, std::size_t layer, const std::string& name,
                                     const std::vector<PythonArg>& args) = 0;
   /// The configs decorator `layer` keeps after its pruning; `given` are the parameters the
   /// caller passed (positional in Python), the others keyword arguments.
-  virtual std::vector<std::size_t> prune_configs(const LoadedKernel& kernel, std::size_t layer,
+  virtual std::vector<std::size_t> prune_configs(const KernelDescription& kernel, std::size_t layer,
                                                  const std::vector<PythonArg>& args,
                                                  const std::vector<std::size_t>& given) = 0;
   /// Calls an autotune hook: "pre_hook", "post_hook" or "config" (config `config`'s pre_hook).
-  virtual void run_hook(const LoadedKernel& kernel, std::size_t layer, const char* which,
+  virtual void run_hook(const KernelDescription& kernel, std::size_t layer, const char* which,
                         const std::vector<PythonArg>& args, void* stream, std::ptrdiff_t config, bool reset_only) = 0;
   /// Timings a persisted tuning result holds for `configs` (nullopt per config it lacks), or
   /// nothing when there is none. `key` is the tuning key's values, in order.
   virtual std::optional<std::vector<std::optional<std::vector<double>>>> read_tuning(
-      const LoadedKernel& kernel, std::size_t layer, const Target& target, const std::vector<Arg>& key,
+      const KernelDescription& kernel, std::size_t layer, const Target& target, const std::vector<Arg>& key,
       const std::vector<std::size_t>& configs) = 0;
   /// Persists a tuning result where Triton's check_disk_cache reads it.
-  virtual void write_tuning(const LoadedKernel& kernel, std::size_t layer, const Target& target,
+  virtual void write_tuning(const KernelDescription& kernel, std::size_t layer, const Target& target,
                             const std::vector<Arg>& key, const std::vector<std::size_t>& configs,
                             const std::vector<std::vector<double>>& timings) = 0;
 };
@@ -164,14 +164,14 @@ PythonSide& python_side(const ErrorSite& site, std::string_view needed);
 /// when it holds a fresh record (no Python started in either case), otherwise imported
 /// through Python (once per source) and recorded in the index. Throws SourceError, or
 /// PythonError saying why neither could serve it when Python cannot be loaded.
-LoadedKernel load_kernel(std::string_view source, std::string_view name);
+KernelDescription kernel_description(std::string_view source, std::string_view name);
 
 /// The bridge's description of a kernel (JSON) in C++ form; a malformed description is a
 /// PythonError naming what is wrong.
-LoadedKernel parse_kernel_description(std::string_view json);
+KernelDescription parse_kernel_description(std::string_view json);
 
 /// The bridge's answer from a heuristic (JSON) in C++ form.
-HeuristicResult parse_heuristic_result(const LoadedKernel& kernel, std::string_view json);
+HeuristicResult parse_heuristic_result(const KernelDescription& kernel, std::string_view json);
 
 /// The bridge's answer about the specialization rules (JSON) in C++ form.
 SpecializationRules parse_specialization_rules(std::string_view json);
@@ -182,7 +182,7 @@ SpecializationRules parse_specialization_rules(std::string_view json);
 /// compiled through Triton and checked (an entry of Triton's cache that is unreadable or
 /// invalid is set aside and compiled once more; still invalid is an ArtifactError), then
 /// recorded in the index.
-Artifact compile(const LoadedKernel& kernel, const Target& target, const CompileOptions& options,
+Artifact compile(const KernelDescription& kernel, const Target& target, const CompileOptions& options,
                  const std::vector<CompileParam>& params, const std::string& key);
 
 /// An autotuner's choice made before.
@@ -193,18 +193,18 @@ struct StoredChoice {
 
 /// An autotuner's choice (decorator `layer`) recorded under `key` (target and tuning key) in
 /// the kernel's bundle, or in tritonrt's index for this kernel's sources; or nullopt.
-std::optional<StoredChoice> indexed_choice(const LoadedKernel& kernel, std::size_t layer, const std::string& key);
+std::optional<StoredChoice> indexed_choice(const KernelDescription& kernel, std::size_t layer, const std::string& key);
 
 /// Records an autotuner's choice in tritonrt's index (nothing when the kernel is not indexed).
-void index_choice(const LoadedKernel& kernel, std::size_t layer, const std::string& key, std::size_t config);
+void index_choice(const KernelDescription& kernel, std::size_t layer, const std::string& key, std::size_t config);
 
 /// The values recorded under `key` (a heuristic and the device it ran for) in the kernel's
 /// bundle, or in tritonrt's index for its sources: JSON texts, as src/function/decorators.cpp
 /// wrote them.
-std::vector<std::string> stored_heuristic_values(const LoadedKernel& kernel, const std::string& key);
+std::vector<std::string> stored_heuristic_values(const KernelDescription& kernel, const std::string& key);
 
 /// Records one value of a heuristic in tritonrt's index (nothing when not indexed).
-void store_heuristic_value(const LoadedKernel& kernel, const std::string& key, const std::string& entry);
+void store_heuristic_value(const KernelDescription& kernel, const std::string& key, const std::string& entry);
 
 /// Lets go of the GIL for its lifetime if the calling thread holds it, so that waiting on a
 /// lock another thread holds while it compiles (and needs the GIL) cannot deadlock. Works

@@ -85,7 +85,7 @@ std::ptrdiff_t param_index(const KernelSignature& sig, const std::string& name) 
 
 // What a decorator's name sets: a parameter (marked as set by a decorator), or a compile
 // option Triton takes as a keyword argument (num_warps, ...); anything else is an error.
-Assignee assignee(LoadedKernel& k, const std::string& name, const std::string& by) {
+Assignee assignee(KernelDescription& k, const std::string& name, const std::string& by) {
   Assignee a;
   a.param = param_index(k.signature, name);
   if (a.param >= 0) {
@@ -104,7 +104,7 @@ Assignee assignee(LoadedKernel& k, const std::string& name, const std::string& b
 }
 
 // The parameter indices of a list of names that must all be parameters.
-std::vector<std::size_t> param_indices(const Reader& read, const LoadedKernel& k, const nlohmann::json& names,
+std::vector<std::size_t> param_indices(const Reader& read, const KernelDescription& k, const nlohmann::json& names,
                                        const char* what) {
   std::vector<std::size_t> out;
   if (!names.is_array()) read.fail(std::string("field '") + what + "' is not a list");
@@ -120,7 +120,7 @@ std::vector<std::size_t> param_indices(const Reader& read, const LoadedKernel& k
   return out;
 }
 
-TuningConfig parse_config(const Reader& read, const nlohmann::json& c, LoadedKernel& k) {
+TuningConfig parse_config(const Reader& read, const nlohmann::json& c, KernelDescription& k) {
   TuningConfig config;
   config.text = read.field<std::string>(c, "text");
   const auto kwargs = read.field<nlohmann::json>(c, "kwargs");
@@ -155,7 +155,7 @@ TuningConfig parse_config(const Reader& read, const nlohmann::json& c, LoadedKer
   return config;
 }
 
-DecoratorLayer parse_layer(const Reader& read, const nlohmann::json& d, LoadedKernel& k) {
+DecoratorLayer parse_layer(const Reader& read, const nlohmann::json& d, KernelDescription& k) {
   DecoratorLayer layer;
   Decorator described;
   described.type = read.field<std::string>(d, "type");
@@ -204,10 +204,10 @@ DecoratorLayer parse_layer(const Reader& read, const nlohmann::json& d, LoadedKe
 
 }  // namespace
 
-LoadedKernel parse_kernel_description(std::string_view json) {
+KernelDescription parse_kernel_description(std::string_view json) {
   const Reader read({}, "the bridge's kernel description");
   const nlohmann::json info = read.parse(json);
-  LoadedKernel k;
+  KernelDescription k;
   k.handle = read.field<int>(info, "handle");
   auto& sig = k.signature;
   sig.name = read.field<std::string>(info, "name");
@@ -255,7 +255,7 @@ LoadedKernel parse_kernel_description(std::string_view json) {
   return k;
 }
 
-HeuristicResult parse_heuristic_result(const LoadedKernel& kernel, std::string_view json) {
+HeuristicResult parse_heuristic_result(const KernelDescription& kernel, std::string_view json) {
   const Reader read({}, "the bridge's heuristic result");
   const nlohmann::json answer = read.parse(json);
   HeuristicResult result;

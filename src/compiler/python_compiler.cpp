@@ -142,7 +142,7 @@ py::object key_object(ParamSpec::Key key) {
   return py::none();
 }
 
-py::object constexpr_object(const Arg& a, const LoadedKernel& kernel, std::size_t index) {
+py::object constexpr_object(const Arg& a, const KernelDescription& kernel, std::size_t index) {
   switch (a.kind) {
     case ArgKind::none:
       return py::make_tuple("value", py::none());
@@ -173,7 +173,7 @@ py::object constexpr_object(const Arg& a, const LoadedKernel& kernel, std::size_
 }
 
 // A call's argument as the bridge's python_arguments (bridge/arguments.py) reads it: (name, kind, ...).
-py::tuple python_arg(const LoadedKernel& kernel, const PythonArg& p) {
+py::tuple python_arg(const KernelDescription& kernel, const PythonArg& p) {
   const std::string& name = kernel.signature.params[p.param].name;
   const Arg& a = *p.value;
   switch (a.value_kind()) {
@@ -214,7 +214,7 @@ py::tuple python_arg(const LoadedKernel& kernel, const PythonArg& p) {
   }
 }
 
-py::list python_args(const LoadedKernel& kernel, const std::vector<PythonArg>& args) {
+py::list python_args(const KernelDescription& kernel, const std::vector<PythonArg>& args) {
   py::list out;
   for (const auto& p : args) out.append(python_arg(kernel, p));
   return out;
@@ -291,16 +291,21 @@ std::string PythonCompiler::specialization_rules() {
   }
 }
 
-int PythonCompiler::handle(const LoadedKernel& kernel) {
+int PythonCompiler::handle(const KernelDescription& kernel) {
   if (kernel.handle < 0) {
     // Described by the index: imported now, on the first call that needs Python.
-    const std::string description = describe_kernel(kernel.source, kernel.name);
-    kernel.handle = py::module_::import("json").attr("loads")(py::bytes(description))["handle"].cast<int>();
+    try {
+      kernel.handle = bridge_module()
+                          .attr("kernel_handle")(py::bytes(kernel.source), py::bytes(kernel.name))
+                          .cast<int>();
+    } catch (py::error_already_set& e) {
+      rethrow(e, {kernel.name}, "loading it from '" + kernel.source + "'");
+    }
   }
   return kernel.handle;
 }
 
-std::string PythonCompiler::kernel_dependencies(const LoadedKernel& kernel) {
+std::string PythonCompiler::kernel_dependencies(const KernelDescription& kernel) {
   py::gil_scoped_acquire gil;
   try {
     return bridge_module().attr("dependencies")(handle(kernel)).cast<std::string>();
@@ -314,14 +319,14 @@ std::string PythonCompiler::describe_kernel(std::string_view source, std::string
   try {
     // Bytes: a path need not be UTF-8 (the bridge decodes it as the file system does).
     return bridge_module()
-        .attr("load_kernel")(py::bytes(source.data(), source.size()), py::bytes(name.data(), name.size()))
+        .attr("kernel_description")(py::bytes(source.data(), source.size()), py::bytes(name.data(), name.size()))
         .cast<std::string>();
   } catch (py::error_already_set& e) {
     rethrow(e, {name}, "loading it from '" + std::string(source) + "'");
   }
 }
 
-CompiledFiles PythonCompiler::compile(const LoadedKernel& kernel, const Target& target, const CompileOptions& options,
+CompiledFiles PythonCompiler::compile(const KernelDescription& kernel, const Target& target, const CompileOptions& options,
                                       const std::vector<CompileParam>& params) {
   py::gil_scoped_acquire gil;
   CompiledFiles files;
@@ -365,7 +370,7 @@ CompiledFiles PythonCompiler::compile(const LoadedKernel& kernel, const Target& 
   return files;
 }
 
-std::string PythonCompiler::run_heuristic(const LoadedKernel& kernel, std::size_t layer, const std::string& name,
+std::string PythonCompiler::run_heuristic(const KernelDescription& kernel, std::size_t layer, const std::string& name,
                                           const std::vector<PythonArg>& args) {
   py::gil_scoped_acquire gil;
   try {
@@ -377,7 +382,7 @@ std::string PythonCompiler::run_heuristic(const LoadedKernel& kernel, std::size_
   }
 }
 
-std::vector<std::size_t> PythonCompiler::prune_configs(const LoadedKernel& kernel, std::size_t layer,
+std::vector<std::size_t> PythonCompiler::prune_configs(const KernelDescription& kernel, std::size_t layer,
                                                        const std::vector<PythonArg>& args,
                                                        const std::vector<std::size_t>& given) {
   py::gil_scoped_acquire gil;
@@ -392,7 +397,7 @@ std::vector<std::size_t> PythonCompiler::prune_configs(const LoadedKernel& kerne
   }
 }
 
-void PythonCompiler::run_hook(const LoadedKernel& kernel, std::size_t layer, const char* which,
+void PythonCompiler::run_hook(const KernelDescription& kernel, std::size_t layer, const char* which,
                               const std::vector<PythonArg>& args, void* stream, std::ptrdiff_t config,
                               bool reset_only) {
   py::gil_scoped_acquire gil;
@@ -406,7 +411,7 @@ void PythonCompiler::run_hook(const LoadedKernel& kernel, std::size_t layer, con
 }
 
 std::optional<std::vector<std::optional<std::vector<double>>>> PythonCompiler::read_tuning(
-    const LoadedKernel& kernel, std::size_t layer, const Target& target, const std::vector<Arg>& key,
+    const KernelDescription& kernel, std::size_t layer, const Target& target, const std::vector<Arg>& key,
     const std::vector<std::size_t>& configs) {
   py::gil_scoped_acquire gil;
   try {
@@ -419,7 +424,7 @@ std::optional<std::vector<std::optional<std::vector<double>>>> PythonCompiler::r
   }
 }
 
-void PythonCompiler::write_tuning(const LoadedKernel& kernel, std::size_t layer, const Target& target,
+void PythonCompiler::write_tuning(const KernelDescription& kernel, std::size_t layer, const Target& target,
                                   const std::vector<Arg>& key, const std::vector<std::size_t>& configs,
                                   const std::vector<std::vector<double>>& timings) {
   py::gil_scoped_acquire gil;

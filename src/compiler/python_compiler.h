@@ -13,26 +13,26 @@ class PythonCompiler final : public Compiler {
   std::string describe_kernel(std::string_view source, std::string_view name) override;
   std::string import_triton() override;
   std::string specialization_rules() override;
-  std::string kernel_dependencies(const LoadedKernel& kernel) override;
-  CompiledFiles compile(const LoadedKernel& kernel, const Target& target, const CompileOptions& options,
+  std::string kernel_dependencies(const KernelDescription& kernel) override;
+  CompiledFiles compile(const KernelDescription& kernel, const Target& target, const CompileOptions& options,
                         const std::vector<CompileParam>& params) override;
-  std::string run_heuristic(const LoadedKernel& kernel, std::size_t layer, const std::string& name,
+  std::string run_heuristic(const KernelDescription& kernel, std::size_t layer, const std::string& name,
                             const std::vector<PythonArg>& args) override;
-  std::vector<std::size_t> prune_configs(const LoadedKernel& kernel, std::size_t layer,
+  std::vector<std::size_t> prune_configs(const KernelDescription& kernel, std::size_t layer,
                                          const std::vector<PythonArg>& args,
                                          const std::vector<std::size_t>& given) override;
-  void run_hook(const LoadedKernel& kernel, std::size_t layer, const char* which, const std::vector<PythonArg>& args,
+  void run_hook(const KernelDescription& kernel, std::size_t layer, const char* which, const std::vector<PythonArg>& args,
                 void* stream, std::ptrdiff_t config, bool reset_only) override;
   std::optional<std::vector<std::optional<std::vector<double>>>> read_tuning(
-      const LoadedKernel& kernel, std::size_t layer, const Target& target, const std::vector<Arg>& key,
+      const KernelDescription& kernel, std::size_t layer, const Target& target, const std::vector<Arg>& key,
       const std::vector<std::size_t>& configs) override;
-  void write_tuning(const LoadedKernel& kernel, std::size_t layer, const Target& target, const std::vector<Arg>& key,
+  void write_tuning(const KernelDescription& kernel, std::size_t layer, const Target& target, const std::vector<Arg>& key,
                     const std::vector<std::size_t>& configs, const std::vector<std::vector<double>>& timings) override;
 
  private:
   /// The bridge's handle for the kernel, importing it first when it came from the index
   /// (the GIL held).
-  int handle(const LoadedKernel& kernel);
+  int handle(const KernelDescription& kernel);
 };
 
 }  // namespace tritonrt::detail

@@ -56,7 +56,7 @@ bool skippable(const Error& e) {
 // Tuning's progress lines: at info level, or whatever the level with TRITON_PRINT_AUTOTUNING.
 class Progress {
  public:
-  Progress(const LoadedKernel& kernel, std::size_t layer)
+  Progress(const KernelDescription& kernel, std::size_t layer)
       : site_{kernel.signature.name}, verbose_(kernel.layers[layer].print || log_enabled(LogLevel::info)) {}
   template <class... Args>
   void say(fmt::format_string<Args...> format, Args&&... args) const {
@@ -72,7 +72,7 @@ class Progress {
 // reset_to_zero zeroed, those of restore_value copied aside and back.
 class ArgumentRestore {
  public:
-  ArgumentRestore(const LoadedKernel& kernel, const DecoratorLayer& tuner, const Resolution& r, void* stream)
+  ArgumentRestore(const KernelDescription& kernel, const DecoratorLayer& tuner, const Resolution& r, void* stream)
       : stream_(stream) {
     if (tuner.user_pre_hook) return;  // the tuner's own hooks do it
     const auto extent = [&](std::size_t p, const char* list) {

@@ -25,7 +25,7 @@ class Trial {
 };
 
 /// The function an autotuner tunes: it makes each config's trial through its own prepare,
-/// find and load (JitFunction::Impl).
+/// find and miss path (JitFunction::Impl).
 class TrialMaker {
  public:
   virtual std::unique_ptr<Trial> trial(std::size_t layer, std::size_t config, const Resolution& r) = 0;
@@ -36,7 +36,7 @@ class TrialMaker {
 
 class Autotune {
  public:
-  Autotune(const LoadedKernel& kernel, std::size_t layer) : kernel_(kernel), layer_(layer) {}
+  Autotune(const KernelDescription& kernel, std::size_t layer) : kernel_(kernel), layer_(layer) {}
 
   /// The config for the call's tuning key: a lookup after the key's first call (no lock, no
   /// allocation, no Python), which tunes (one thread per key; the others wait for it).
@@ -56,7 +56,7 @@ class Autotune {
   void time_candidates(const std::vector<std::size_t>& candidates, Resolution& r, TrialMaker& function,
                        std::vector<std::array<double, 3>>& timings, std::vector<std::string>& failures) const;
 
-  const LoadedKernel& kernel_;
+  const KernelDescription& kernel_;
   std::size_t layer_;
 };
 

@@ -15,7 +15,7 @@
 
 namespace tritonrt::detail {
 
-DecoratorState::DecoratorState(const LoadedKernel& kernel) : tunings(kernel.layers.size()) {
+DecoratorState::DecoratorState(const KernelDescription& kernel) : tunings(kernel.layers.size()) {
   std::size_t heuristics = 0;
   for (const auto& layer : kernel.layers) heuristics += layer.heuristic_names.size();
   memos = std::vector<PublishedList<const MemoEntry>>(heuristics);
@@ -192,7 +192,7 @@ std::unique_ptr<detail::Trial> JitFunction::Impl::trial(std::size_t layer, std::
   prepare(kernel.signature, args, key, c->frame);
   const auto ctx = r.device->context;
   c->entry = find(ctx, key, c->frame);
-  if (c->entry == nullptr) c->entry = &load(c->options, ctx, key, c->frame);
+  if (c->entry == nullptr) c->entry = &miss(c->options, ctx, key, c->frame);
   c->grid = r.launch->grid_fn ? r.launch->grid_fn(BoundArgs(kernel.signature, args)) : r.launch->grid;
   c->stream = r.launch->stream;
   c->kernel_name = kernel.signature.name;

@@ -49,7 +49,7 @@ struct TuningEntry {
 
 /// The decorators' memory for one device context (or for explicit targets).
 struct DecoratorState {
-  explicit DecoratorState(const LoadedKernel& kernel);
+  explicit DecoratorState(const KernelDescription& kernel);
 
   std::mutex mutex;                                                         ///< serializes adds and the in-flight map
   std::vector<PublishedList<const MemoEntry>> memos;                        ///< per heuristic, over all layers in order
@@ -65,7 +65,7 @@ using CppHeuristic = std::function<Arg(const BoundArgs&)>;
 /// a value (Triton's presence: defaults do not count) and in what order (its tuning key lists
 /// dtypes in that order); the options decorators set; where it runs.
 struct Resolution {
-  Resolution(const LoadedKernel& k, Arg* a, CompileOptions& o, DecoratorState& s, const DeviceContext* d)
+  Resolution(const KernelDescription& k, Arg* a, CompileOptions& o, DecoratorState& s, const DeviceContext* d)
       : kernel(k), args(a), options(o), state(s), device(d) {}
   /// A copy of `from` (presence and order) over other storage: a config's trial.
   Resolution(Arg* a, CompileOptions& o, const Resolution& from)
@@ -81,7 +81,7 @@ struct Resolution {
     std::copy(from.order, from.order + from.passed_count, order);
   }
 
-  const LoadedKernel& kernel;
+  const KernelDescription& kernel;
   Arg* args;
   CompileOptions& options;
   DecoratorState& state;

@@ -13,7 +13,7 @@ class Heuristics {
  public:
   /// Layer `layer` of `kernel`; `first` is the number of its first heuristic over all layers
   /// (memos and C++ replacements are numbered so).
-  Heuristics(const LoadedKernel& kernel, std::size_t layer, std::size_t first)
+  Heuristics(const KernelDescription& kernel, std::size_t layer, std::size_t first)
       : kernel_(kernel), layer_(layer), first_(first) {}
 
   /// Sets each heuristic's value into `r` (a parameter, or a compile option), in Triton's
@@ -24,7 +24,7 @@ class Heuristics {
   Arg value(std::size_t index, Resolution& r) const;
   [[gnu::cold]] Arg miss(std::size_t index, Resolution& r) const;
 
-  const LoadedKernel& kernel_;
+  const KernelDescription& kernel_;
   std::size_t layer_, first_;
 };
 

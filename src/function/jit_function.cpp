@@ -51,7 +51,7 @@ JitFunction& JitFunction::get(std::string_view source, std::string_view name) {
 }
 
 JitFunction::JitFunction(std::string_view source, std::string_view name) : impl_(std::make_unique<Impl>()) {
-  impl_->kernel = detail::load_kernel(source, name);
+  impl_->kernel = detail::kernel_description(source, name);
   impl_->triton_rules = impl_->kernel.rules.get();
   impl_->param_count = impl_->kernel.signature.params.size();
   signature_ = impl_->kernel.signature;

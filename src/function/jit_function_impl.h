@@ -57,7 +57,7 @@ struct CallFrame {
 namespace tritonrt {
 
 struct JitFunction::Impl final : detail::TrialMaker {
-  detail::LoadedKernel kernel;
+  detail::KernelDescription kernel;
   const detail::SpecializationRules* triton_rules = nullptr;
   std::size_t param_count = 0;
 
@@ -80,7 +80,7 @@ struct JitFunction::Impl final : detail::TrialMaker {
   void resolve(std::span<const Arg> given, detail::Resolution& r);
   /// Applies decorator layers [first, last) to `r`.
   void apply_layers(std::size_t first, std::size_t last, detail::Resolution& r);
-  /// An autotune config's trial (autotune.h), made through this function's prepare, find and load.
+  /// An autotune config's trial (autotune.h), made through this function's prepare, find and miss path.
   struct Candidate;
   std::unique_ptr<detail::Trial> trial(std::size_t layer, std::size_t config, const detail::Resolution& r) override;
 
@@ -124,7 +124,7 @@ struct JitFunction::Impl final : detail::TrialMaker {
 
   /// The miss path: compiles (or finds) the call's artifact, loads it into `ctx` and
   /// publishes the entry; once per key, however many threads miss together.
-  [[gnu::cold]] const detail::CacheEntry& load(const CompileOptions& options, CUcontext ctx,
+  [[gnu::cold]] const detail::CacheEntry& miss(const CompileOptions& options, CUcontext ctx,
                                                const detail::OptionsKey& key, detail::CallFrame& call);
 };
 

@@ -1,6 +1,6 @@
 // JitFunction's launch path. The cache hit, in launch_packed, is this file's first screen:
 // specialize and pack in one pass, find the context's entry without a lock, launch. A miss
-// goes out of line to Impl::load; a decorated kernel resolves its decorators first.
+// goes out of line to Impl::miss; a decorated kernel resolves its decorators first.
 
 #include "common/errors.h"
 #include "function/decorators.h"
@@ -65,7 +65,7 @@ std::shared_ptr<const Artifact> JitFunction::artifact_for_packed(const LaunchCon
   const detail::OptionsKey options(resolved);
   impl_->prepare(signature_, args, options, call);
   const detail::CacheEntry* entry = impl_->find(ctx, options, call);
-  if (entry == nullptr) entry = &impl_->load(resolved, ctx, options, call);
+  if (entry == nullptr) entry = &impl_->miss(resolved, ctx, options, call);
   return entry->kernel.artifact;
 }
 
@@ -74,7 +74,7 @@ const detail::CacheEntry* JitFunction::Impl::find_or_load(const CompileOptions& 
                                                           detail::CallFrame& call) {
   prepare(kernel.signature, given, key, call);
   const detail::CacheEntry* entry = find(ctx, key, call);
-  if (entry == nullptr) entry = &load(options, ctx, key, call);
+  if (entry == nullptr) entry = &miss(options, ctx, key, call);
   call.context->last.store(entry, std::memory_order_release);  // the next call checks against it first
   return entry;
 }
@@ -92,7 +92,7 @@ detail::ContextKernels& JitFunction::Impl::context_for(CUcontext ctx) {
   return contexts.add(std::move(created));
 }
 
-const detail::CacheEntry& JitFunction::Impl::load(const CompileOptions& options, CUcontext ctx,
+const detail::CacheEntry& JitFunction::Impl::miss(const CompileOptions& options, CUcontext ctx,
                                                   const detail::OptionsKey& key, detail::CallFrame& call) {
   if (call.context == nullptr) call.context = &context_for(ctx);
   detail::GilReleased unlocked;  // the compile may need the GIL another thread waits here with

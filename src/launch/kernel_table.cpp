@@ -3,7 +3,7 @@
 namespace tritonrt::detail {
 
 CacheEntry::CacheEntry(std::uint64_t h, std::span<const ParamCode> call_codes, std::span<const Arg> args,
-                       const OptionsKey& call_options, LoadedFunction loaded)
+                       const OptionsKey& call_options, ModuleFunction loaded)
     : hash(h),
       codes(call_codes.begin(), call_codes.end()),
       constexprs(args.begin(), args.end()),

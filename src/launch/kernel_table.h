@@ -33,11 +33,11 @@ struct CacheEntry {
   std::vector<std::uint16_t> constexpr_indices;
   std::vector<std::string> strings;  ///< owned copies behind string constexprs
   OptionsKey options{CompileOptions{}};
-  LoadedFunction kernel;
+  ModuleFunction kernel;
 
   /// The entry for a call's key (`codes` padded); string constexprs are copied into the entry.
   CacheEntry(std::uint64_t hash, std::span<const ParamCode> codes, std::span<const Arg> args, const OptionsKey& options,
-             LoadedFunction kernel);
+             ModuleFunction kernel);
   /// Whether a call (codes padded) has exactly this entry's key.
   [[gnu::always_inline]] inline bool matches(std::span<const ParamCode> codes, std::span<const Arg> args,
                                              const OptionsKey& options) const;

@@ -9,7 +9,7 @@
 namespace tritonrt::detail {
 namespace {
 
-[[noreturn]] [[gnu::cold]] void grid_error(const Grid& grid, const LoadedFunction& k, const DeviceContext& dc,
+[[noreturn]] [[gnu::cold]] void grid_error(const Grid& grid, const ModuleFunction& k, const DeviceContext& dc,
                                            std::string_view kernel) {
   if (grid.x < 0 || grid.y < 0 || grid.z < 0) raise<ArgumentError>({kernel}, "grid dimensions must not be negative");
   raise<ArgumentError>({kernel}, "grid ({}, {}, {}) with num_ctas {} exceeds the device's limits ({}, {}, {})", grid.x,
@@ -18,7 +18,7 @@ namespace {
 
 // The launch attributes Triton's launcher sets (PDL, cooperative grid, clusters), with
 // cuLaunchKernelEx: only for kernels whose metadata asks for one of them.
-[[gnu::cold]] CUresult launch_with_attributes(const LoadedFunction& k, unsigned gx, unsigned gy, unsigned gz,
+[[gnu::cold]] CUresult launch_with_attributes(const ModuleFunction& k, unsigned gx, unsigned gy, unsigned gz,
                                               CUstream stream, void** params) {
   CUlaunchAttribute attrs[4];
   unsigned n = 0;
@@ -58,7 +58,7 @@ void launch_failed(CUresult result, std::string_view kernel) {
   Driver::get().fail(result, "cuLaunchKernel", "launching kernel '" + std::string(kernel) + "'");
 }
 
-void launch_kernel_general(const LoadedFunction& k, const DeviceContext& dc, const Grid& grid, void** params,
+void launch_kernel_general(const ModuleFunction& k, const DeviceContext& dc, const Grid& grid, void** params,
                            std::size_t count, void* stream, std::string_view kernel) {
   if (grid.x <= 0 || grid.y <= 0 || grid.z <= 0) [[unlikely]] {
     if (grid.x < 0 || grid.y < 0 || grid.z < 0) grid_error(grid, k, dc, kernel);

@@ -15,7 +15,7 @@ namespace tritonrt::detail {
 
 /// Every launch `launch_kernel` does not do inline: kernels with scratch memory or launch
 /// attributes, empty grids (nothing is launched, as in Triton), and grids out of range.
-void launch_kernel_general(const LoadedFunction& k, const DeviceContext& dc, const Grid& grid, void** params,
+void launch_kernel_general(const ModuleFunction& k, const DeviceContext& dc, const Grid& grid, void** params,
                            std::size_t count, void* stream, std::string_view kernel);
 
 /// Throws the DriverError of a failed launch.
@@ -24,7 +24,7 @@ void launch_kernel_general(const LoadedFunction& k, const DeviceContext& dc, con
 /// Launches `k` on `stream` in `dc`'s context. `params` holds the runtime arguments'
 /// pointers (`count` of them) and has room for the two scratch pointers appended here.
 /// Inline for the common kernel (no scratch, no launch attributes) on a grid in range.
-[[gnu::always_inline]] inline void launch_kernel(const LoadedFunction& k, const DeviceContext& dc, const Grid& grid,
+[[gnu::always_inline]] inline void launch_kernel(const ModuleFunction& k, const DeviceContext& dc, const Grid& grid,
                                                  void** params, std::size_t count, void* stream,
                                                  std::string_view kernel) {
   const bool in_range = grid.x > 0 && grid.y > 0 && grid.z > 0 && grid.x <= dc.max_grid[0] &&

@@ -11,7 +11,7 @@ ModuleHandle::~ModuleHandle() {
   if (module != nullptr) (void)Driver::get().cuModuleUnload(module);
 }
 
-LoadedFunction load_function(const DeviceContext& dc, std::shared_ptr<const Artifact> artifact,
+ModuleFunction load_function(const DeviceContext& dc, std::shared_ptr<const Artifact> artifact,
                              std::string_view kernel) {
   auto& d = Driver::get();
   const auto& m = artifact->metadata;
@@ -27,7 +27,7 @@ LoadedFunction load_function(const DeviceContext& dc, std::shared_ptr<const Arti
   }
   const std::string where = "kernel '" + std::string(kernel) + "' " + on_device;
   ScopedContext in(dc.context);
-  LoadedFunction f;
+  ModuleFunction f;
   CUmodule module = nullptr;
   {
     Traced traced(site, "loading its module {}", on_device);

@@ -23,7 +23,7 @@ struct ModuleHandle {
 };
 
 /// What a launch needs, read once from the artifact and the loaded function.
-struct LoadedFunction {
+struct ModuleFunction {
   CUfunction function = nullptr;
   unsigned block_x = 0;
   unsigned shared = 0;
@@ -41,7 +41,7 @@ struct LoadedFunction {
 
 /// Loads `artifact` into `dc`'s context; throws TargetError for a binary of another
 /// backend, ResourceError when the device cannot run it, DriverError when loading fails.
-LoadedFunction load_function(const DeviceContext& dc, std::shared_ptr<const Artifact> artifact,
+ModuleFunction load_function(const DeviceContext& dc, std::shared_ptr<const Artifact> artifact,
                              std::string_view kernel);
 
 }  // namespace tritonrt::detail

@@ -60,14 +60,14 @@ class MappedBundle {
   const std::filesystem::path& path() const { return path_; }
   std::size_t size() const { return size_; }
   const std::string& created_by() const { return created_by_; }
-  const std::vector<std::unique_ptr<BundledKernel>>& kernels() const { return kernels_; }
+  const std::vector<std::unique_ptr<MappedKernel>>& kernels() const { return kernels_; }
   std::string_view bytes(std::size_t offset, std::size_t size) const {
     return std::string_view(data_ + data_start_ + offset, size);
   }
 
   /// Reads `kernel`'s entry once (callers serialize): checked against its checksum, every
   /// binary it names within the file.
-  void complete(BundledKernel& kernel) const {
+  void complete(MappedKernel& kernel) const {
     if (kernel.complete) return;
     // Copied before it is checked, so that what is read is what was checked.
     const std::string entry(bytes(kernel.entry_offset, kernel.entry_size));
@@ -76,7 +76,7 @@ class MappedBundle {
                            kernel.identity, why);
     };
     if (sha256_hex(entry) != kernel.entry_sha256) fail("does not match its checksum");
-    BundledKernel read;  // filled whole, then moved in: a failure leaves `kernel` as it was
+    MappedKernel read;  // filled whole, then moved in: a failure leaves `kernel` as it was
     const JsonReader<ArtifactError> json({kernel.name},
                                          "the bundle " + path_.string() + "'s entry for " + kernel.identity);
     const auto list = [&](const nlohmann::json& object, const char* name) {
@@ -92,7 +92,7 @@ class MappedBundle {
       read.files.emplace_back(json.as<std::string>(f[0], "files"), json.as<std::string>(f[1], "files"));
     }
     for (const auto& a : list(k, "artifacts")) {
-      BundledKernel::Binary binary{json.field<std::string>(a, "binary_kind"), json.field<std::string>(a, "metadata"),
+      MappedKernel::Binary binary{json.field<std::string>(a, "binary_kind"), json.field<std::string>(a, "metadata"),
                                    json.field<std::size_t>(a, "offset"), json.field<std::size_t>(a, "size"),
                                    json.field<std::string>(a, "sha256")};
       if (!within(binary.offset, binary.size)) fail("names a binary past the file's end");
@@ -168,7 +168,7 @@ class MappedBundle {
     const auto kernels = json.field<nlohmann::json>(j, "kernels");
     if (!kernels.is_array()) json.fail("field 'kernels' should be a list");
     for (const auto& k : kernels) {
-      auto kernel = std::make_unique<BundledKernel>();
+      auto kernel = std::make_unique<MappedKernel>();
       kernel->bundle = this;
       kernel->identity = json.field<std::string>(k, "identity");
       kernel->source = json.field<std::string>(k, "source");
@@ -201,12 +201,12 @@ class MappedBundle {
   std::size_t table_size_ = 0;
   std::string table_sha256_;
   std::string created_by_;
-  std::vector<std::unique_ptr<BundledKernel>> kernels_;
+  std::vector<std::unique_ptr<MappedKernel>> kernels_;
 };
 
-std::string BundledKernel::where() const { return bundle->path().string(); }
+std::string MappedKernel::where() const { return bundle->path().string(); }
 
-std::string BundledKernel::target_list() const {
+std::string MappedKernel::target_list() const {
   std::string out;
   for (const auto& t : targets) out += (out.empty() ? "" : ", ") + t;
   return out.empty() ? "no target" : out;
@@ -230,7 +230,7 @@ BundleInfo describe(const MappedBundle& bundle) {
 struct LoadedBundles {
   std::mutex mutex;
   std::vector<std::unique_ptr<MappedBundle>> bundles;
-  std::map<std::string, BundledKernel*, std::less<>> kernels;
+  std::map<std::string, MappedKernel*, std::less<>> kernels;
   bool environment_read = false;
   std::string environment_error;  ///< why TRITONRT_BUNDLE's bundles could not be loaded
 
@@ -284,7 +284,7 @@ struct LoadedBundles {
 
 // Whether a file tritonrt can read here says the bundled kernel was compiled from other
 // sources: the kernel's own .py file as given, or a recorded file still at its path.
-std::optional<std::string> stale_because(const BundledKernel& kernel, std::string_view source) {
+std::optional<std::string> stale_because(const MappedKernel& kernel, std::string_view source) {
   std::vector<std::pair<std::string, std::string>> checks;
   if (source.ends_with(".py") && !kernel.files.empty()) checks.emplace_back(source, kernel.files.front().second);
   for (const auto& [path, sha] : kernel.files) {
@@ -315,7 +315,7 @@ std::string bundle_identity(std::string_view source, std::string_view name) {
   return std::string(module) + ":" + std::string(name);
 }
 
-const BundledKernel* find_bundled(std::string_view source, std::string_view name, std::string& why) {
+const MappedKernel* find_bundled(std::string_view source, std::string_view name, std::string& why) {
   auto& loaded = LoadedBundles::get();
   std::lock_guard lock(loaded.mutex);
   loaded.load_environment();
@@ -335,7 +335,7 @@ const BundledKernel* find_bundled(std::string_view source, std::string_view name
   return it->second;
 }
 
-Target metadata_target(const BundledKernel& kernel, const std::string& key, const BundledKernel::Binary& binary) {
+Target metadata_target(const MappedKernel& kernel, const std::string& key, const MappedKernel::Binary& binary) {
   try {
     return KernelMetadata::parse(binary.metadata).target;
   } catch (const ArtifactError& e) {
@@ -345,7 +345,7 @@ Target metadata_target(const BundledKernel& kernel, const std::string& key, cons
   }
 }
 
-std::optional<Artifact> bundled_artifact(const BundledKernel& kernel, const std::string& key, const Target& target) {
+std::optional<Artifact> bundled_artifact(const MappedKernel& kernel, const std::string& key, const Target& target) {
   const auto it = kernel.artifacts.find(key);
   if (it == kernel.artifacts.end()) return std::nullopt;
   const auto& binary = it->second;

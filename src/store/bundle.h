@@ -27,8 +27,8 @@ inline constexpr int kBundleFormat = 1;
 
 class MappedBundle;
 
-/// One kernel of a loaded bundle; lives as long as the process.
-struct BundledKernel {
+/// One kernel of a mapped bundle (its table entry, read on first use); lives as long as the process.
+struct MappedKernel {
   struct Binary {
     std::string binary_kind;
     std::string metadata;  ///< Triton's metadata JSON
@@ -63,13 +63,13 @@ std::string bundle_identity(std::string_view source, std::string_view name);
 /// The loaded bundles' kernel for JitFunction::get(source, name), its entry read, or nullptr
 /// with `why` saying why none serves it. Loads TRITONRT_BUNDLE's bundles on first use (a bad
 /// one throws ArtifactError here, each time); a damaged entry is an ArtifactError.
-const BundledKernel* find_bundled(std::string_view source, std::string_view name, std::string& why);
+const MappedKernel* find_bundled(std::string_view source, std::string_view name, std::string& why);
 
 /// The target an artifact's metadata names; ArtifactError when the metadata does not read.
-Target metadata_target(const BundledKernel& kernel, const std::string& key, const BundledKernel::Binary& binary);
+Target metadata_target(const MappedKernel& kernel, const std::string& key, const MappedKernel::Binary& binary);
 
 /// The artifact bundled under `key`, nullopt when there is none; its binary checked against
 /// its checksum and its metadata against `target`. A damaged one is an ArtifactError.
-std::optional<Artifact> bundled_artifact(const BundledKernel& kernel, const std::string& key, const Target& target);
+std::optional<Artifact> bundled_artifact(const MappedKernel& kernel, const std::string& key, const Target& target);
 
 }  // namespace tritonrt::detail

@@ -13,7 +13,7 @@
 
 namespace {
 
-using tritonrt::detail::LoadedKernel;
+using tritonrt::detail::KernelDescription;
 
 // Reads every byte, so that ASan reports a string pointing into storage that moved or was freed.
 void touch(const tritonrt::Arg& a) {
@@ -22,7 +22,7 @@ void touch(const tritonrt::Arg& a) {
   for (std::size_t j = 0; j < a.size; ++j) sink = sink ^ a.value.s[j];
 }
 
-void check_kernel(const LoadedKernel& k) {
+void check_kernel(const KernelDescription& k) {
   // One entry per parameter in every list, and every index the decorators hold is a parameter.
   const std::size_t n = k.signature.params.size();
   FUZZ_CHECK(k.param_rules.size() == n && k.defaults.size() == n);
@@ -49,9 +49,9 @@ void check_kernel(const LoadedKernel& k) {
 }
 
 // A kernel for heuristic results to name: (x_ptr, n, BLOCK), as the bridge would describe it.
-const LoadedKernel& heuristic_kernel() {
-  static const LoadedKernel kernel = [] {
-    LoadedKernel k;
+const KernelDescription& heuristic_kernel() {
+  static const KernelDescription kernel = [] {
+    KernelDescription k;
     k.signature.name = "kernel";
     for (const char* name : {"x_ptr", "n", "BLOCK"}) k.signature.params.push_back({.name = name});
     return k;

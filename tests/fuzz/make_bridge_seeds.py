@@ -40,7 +40,7 @@ def load_bridge():
     common = importlib.import_module("_tritonrt_bridge.common")
     common.dtypes.update({name: common.DType(language, torch, size) for name, language, torch, size in DTYPES})
     return types.SimpleNamespace(**{name: getattr(importlib.import_module(f"_tritonrt_bridge.{part}"), name)
-                                    for part, name in (("describe", "load_kernel"), ("rules", "specialization_rules"))})
+                                    for part, name in (("describe", "kernel_description"), ("rules", "specialization_rules"))})
 
 
 def write(name, answer):
@@ -56,7 +56,7 @@ def main():
     kernels = {}
     for file, name in KERNELS:
         path = REPO / "tests" / "kernels" / file
-        answer = json.loads(bridge.load_kernel(os.fsencode(path), name.encode()))
+        answer = json.loads(bridge.kernel_description(os.fsencode(path), name.encode()))
         answer["file"] = f"tests/kernels/{file}"  # the same seed on every machine
         kernels[name] = answer
         write(f"valid_kernel_{name}.json", answer)

@@ -10,7 +10,7 @@ from _tritonrt_bridge.common import KernelNotFoundError, as_json, printable
 from _tritonrt_bridge.importing import import_source, search_paths
 
 # What the package offers C++.
-__all__ = ["load_kernel", "dependencies"]
+__all__ = ["kernel_description", "kernel_handle", "dependencies"]
 
 kernels = []  # handle -> JITFunction
 decorator_stacks = []  # handle -> the decorator objects around it, outermost first
@@ -106,11 +106,10 @@ def _describe_layer(obj, source, name):
                               "@triton.jit function under it")
 
 
-def load_kernel(source, name):
-    """Import `source` once and describe the static signature of kernel `name` in it, with the
-    decorators around it, outermost first.
-
-    `source` and `name` arrive as bytes (paths need not be UTF-8); the answer is JSON text."""
+def _import_kernel(source, name):
+    """Kernel `name` of `source` (both bytes: paths need not be UTF-8), imported once per
+    source: (source, module, the JITFunction, its decorator layers outermost first, their
+    descriptions, its handle)."""
     from triton.runtime.jit import JITFunction
 
     source = os.fsdecode(source)
@@ -132,6 +131,21 @@ def load_kernel(source, name):
         layers.append(obj)
         descriptions.append(description)
         obj = inner
+    kernels.append(obj)
+    decorator_stacks.append(layers)
+    return source, module, obj, descriptions, len(kernels) - 1
+
+
+def kernel_handle(source, name):
+    """The handle of kernel `name` of `source`, for a kernel C++ already knows the description
+    of (read from tritonrt's index)."""
+    return _import_kernel(source, name)[-1]
+
+
+def kernel_description(source, name):
+    """Import `source` once and describe the static signature of kernel `name` in it, with the
+    decorators around it, outermost first; the answer is JSON text."""
+    source, module, obj, descriptions, handle = _import_kernel(source, name)
     params = [{
         "name": p.name,
         "is_constexpr": bool(p.is_constexpr),
@@ -141,11 +155,9 @@ def load_kernel(source, name):
         "annotation_type": p.annotation_type,
         "default": _describe_default(p._param),
     } for p in obj.params]
-    kernels.append(obj)
-    decorator_stacks.append(layers)
     file = getattr(module, "__file__", None)
     return as_json({
-        "handle": len(kernels) - 1,
+        "handle": handle,
         "name": printable(obj.__name__),
         "full_name": printable(f"{obj.__module__}.{obj.__qualname__}"),
         "file": None if file is None else printable(file),
