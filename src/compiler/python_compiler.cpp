@@ -295,9 +295,8 @@ int PythonCompiler::handle(const KernelDescription& kernel) {
   if (kernel.handle < 0) {
     // Described by the index: imported now, on the first call that needs Python.
     try {
-      kernel.handle = bridge_module()
-                          .attr("kernel_handle")(py::bytes(kernel.source), py::bytes(kernel.name))
-                          .cast<int>();
+      kernel.handle =
+          bridge_module().attr("kernel_handle")(py::bytes(kernel.source), py::bytes(kernel.name)).cast<int>();
     } catch (py::error_already_set& e) {
       rethrow(e, {kernel.name}, "loading it from '" + kernel.source + "'");
     }
@@ -326,8 +325,8 @@ std::string PythonCompiler::describe_kernel(std::string_view source, std::string
   }
 }
 
-CompiledFiles PythonCompiler::compile(const KernelDescription& kernel, const Target& target, const CompileOptions& options,
-                                      const std::vector<CompileParam>& params) {
+CompiledFiles PythonCompiler::compile(const KernelDescription& kernel, const Target& target,
+                                      const CompileOptions& options, const std::vector<CompileParam>& params) {
   py::gil_scoped_acquire gil;
   CompiledFiles files;
   try {
