@@ -5,6 +5,7 @@ import importlib
 import re
 import subprocess
 import sys
+import types
 
 from _tritonrt_bridge import common
 from _tritonrt_bridge.common import TargetError, as_json
@@ -30,6 +31,20 @@ _SPECIALIZER_IMPORTS = ("triton._utils", "triton.runtime.jit", "triton.tools.ten
                         "triton.experimental.gluon.nvidia.hopper", "triton.language")
 
 
+class _TorchStandIn(types.ModuleType):
+    """What Triton's specializer finds for `import torch` while it initializes in tritonrt's
+    interpreter: every type it asks for (Triton 3.6 to 3.9 ask for Tensor) is a class of its
+    own that no value is an instance of. (None in sys.modules made 3.6 go on without torch,
+    but 3.9 reads the attribute from it and fails.)"""
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)  # not a package: `import torch.x` fails as for a missing torch
+        kind = type(name, (), {})
+        setattr(self, name, kind)
+        return kind
+
+
 def import_triton():
     """Imports what compiling needs of Triton (not torch, which Triton's specializer would
     import on its first call: seconds, for a type only tensors passed from Python need; in
@@ -45,7 +60,7 @@ def import_triton():
                 importlib.import_module(name)
             except ImportError:
                 pass  # another Triton version: its init imports what it imports
-        sys.modules["torch"] = None  # `import torch` fails at once, and the specializer goes on without it
+        sys.modules["torch"] = _TorchStandIn("torch")
         try:
             native_specialize_impl(BaseBackend, 0, False, True, True)
         finally:
