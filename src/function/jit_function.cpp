@@ -97,14 +97,22 @@ Specialization JitFunction::Impl::specialize(const KernelSignature& sig, std::sp
   std::array<Arg, detail::kMaxParams> bound;
   detail::bind_arguments(sig, kernel.defaults, args, bound.data());
   const detail::HotRules hot(rules);
+  std::array<detail::ParamCode, detail::kMaxParams> codes;
+  for (std::size_t i = 0; i < sig.params.size(); ++i) {
+    codes[i] = detail::specialize_argument(rules, hot, kernel.param_rules[i], bound[i], sig, i);
+  }
+  return specialization_of(sig, std::span<const Arg>(bound.data(), sig.params.size()), codes.data());
+}
+
+Specialization JitFunction::Impl::specialization_of(const KernelSignature& sig, std::span<const Arg> bound,
+                                                    const detail::ParamCode* codes) const {
   Specialization spec;
   spec.params.reserve(sig.params.size());
   for (std::size_t i = 0; i < sig.params.size(); ++i) {
-    const auto code = detail::specialize_argument(rules, hot, kernel.param_rules[i], bound[i], sig, i);
     ParamSpec p;
-    p.type = detail::type_name(rules, code.type);
-    p.key = code.key;
-    if (code.type == detail::TypeCode::kConstexpr) {
+    p.type = detail::type_name(*triton_rules, codes[i].type);
+    p.key = codes[i].key;
+    if (codes[i].type == detail::TypeCode::kConstexpr) {
       // An integer specialized to the constexpr 1 prints as 1 whatever its C++ type.
       p.value = detail::python_repr(bound[i], sig.params[i]);
     }
@@ -173,8 +181,15 @@ std::shared_ptr<const Artifact> JitFunction::Impl::compile(const KernelSignature
                                                            const CompileOptions& options, std::span<const Arg> args) {
   std::array<Arg, detail::kMaxParams> bound;
   detail::bind_arguments(sig, kernel.defaults, args, bound.data());
-  Specialization spec = specialize(sig, std::span<const Arg>(bound.data(), sig.params.size()));
-  std::vector<detail::CompileParam> params(sig.params.size());
+  const std::span<const Arg> all(bound.data(), sig.params.size());
+  return compile_specialized(target, options, all, specialize(sig, all));
+}
+
+std::shared_ptr<const Artifact> JitFunction::Impl::compile_specialized(const Target& target,
+                                                                       const CompileOptions& options,
+                                                                       std::span<const Arg> bound,
+                                                                       Specialization spec) {
+  std::vector<detail::CompileParam> params(bound.size());
   for (std::size_t i = 0; i < params.size(); ++i) {
     params[i].type = spec.params[i].type;
     params[i].key = spec.params[i].key;

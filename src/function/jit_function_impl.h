@@ -86,9 +86,17 @@ struct JitFunction::Impl final : detail::TrialMaker {
 
   /// Triton's specialization of a call whose every argument is bound (no decorators).
   Specialization specialize(const KernelSignature& sig, std::span<const Arg> args) const;
+  /// The specialization a call's codes stand for (`bound`: its arguments, defaults applied;
+  /// `codes`: one per parameter, as prepare or specialize made them), as Triton prints it.
+  Specialization specialization_of(const KernelSignature& sig, std::span<const Arg> bound,
+                                   const detail::ParamCode* codes) const;
   /// Compiles (or finds in the in-memory cache) a call whose every argument is bound.
   std::shared_ptr<const Artifact> compile(const KernelSignature& sig, const Target& target,
                                           const CompileOptions& options, std::span<const Arg> args);
+  /// The same for a call already specialized (the miss path, after prepare): `bound` holds its
+  /// arguments with defaults applied.
+  std::shared_ptr<const Artifact> compile_specialized(const Target& target, const CompileOptions& options,
+                                                      std::span<const Arg> bound, Specialization spec);
 
   /// The general path of a launch: prepare, find in the context's table, load on a miss;
   /// remembers the entry as the context's last.

@@ -99,7 +99,9 @@ const detail::CacheEntry& JitFunction::Impl::miss(const CompileOptions& options,
   std::lock_guard lock(launch_mutex);
   const auto codes = detail::padded_codes(call.codes, param_count);
   if (const auto* hit = call.context->table.find(call.hash, codes, call.args, key)) return *hit;
-  auto artifact = compile(kernel.signature, call.context->device.target, options, call.args);
+  // Specialized once: the codes prepare made are the specialization compiled.
+  auto artifact = compile_specialized(call.context->device.target, options, call.args,
+                                      specialization_of(kernel.signature, call.args, call.codes));
   auto loaded = detail::load_function(call.context->device, std::move(artifact), kernel.signature.name);
   return call.context->table.insert(
       std::make_unique<detail::CacheEntry>(call.hash, codes, call.args, key, std::move(loaded)));
