@@ -150,7 +150,7 @@ ensure_venv() {
 
 # ensure_build DIR VENV [CMAKE ARGS...]: configures DIR with Ninja against VENV's Python and
 # the extra CMAKE ARGS (only when not yet configured that way; ninja re-runs CMake by itself
-# when a CMakeLists.txt changes), then builds.
+# when a CMakeLists.txt changes), then builds BUILD_TARGETS (everything when unset).
 ensure_build() {
   local dir=$1 python="$ROOT/$2/bin/python" cache="$1/CMakeCache.txt" args_stamp="$1/.dev-cmake-args"
   shift 2
@@ -166,8 +166,9 @@ ensure_build() {
     printf '%s' "$*" >"$args_stamp"
   fi
   [[ -f $dir/.gitignore ]] || echo '*' >"$dir/.gitignore"  # keeps build dirs out of `git status`
-  say "building $dir"
-  cmake --build "$dir"
+  say "building $dir${BUILD_TARGETS:+ (${BUILD_TARGETS})}"
+  # shellcheck disable=SC2086  # a space-separated list of targets
+  cmake --build "$dir" ${BUILD_TARGETS:+--target $BUILD_TARGETS}
 }
 
 setup_system() {
@@ -331,30 +332,64 @@ run_consumers() {
     "$BUILD_CONSUMERS/ (moved install of $BUILD/)" "built and ran: ${done[*]:-nothing}")")
 }
 
-# run_wheel: what a pip user does. A fresh virtual environment with the pinned packages, then
-# `pip install .` (an isolated build: pyproject.toml's torch and build tools), a user's
-# operator library (examples/custom_op) built against tritonrt.cmake_prefix_path, and pytest
-# against the installed package (TRITONRT_TEST_INSTALLED=1), then one line for the summary.
+# readme_block FILE NAME: the fenced block that follows the line `<!-- wheel-check: NAME -->`
+# in FILE, as written there (run_wheel runs or writes the README's own text, never a copy).
+readme_block() {
+  local text
+  text=$(awk -v marker="<!-- wheel-check: $2 -->" '
+    $0 == marker { armed = 1; next }
+    armed && /^```/ { if (inside) exit; inside = 1; next }
+    inside { print }' "$1")
+  [[ -n $text ]] || { echo "dev.sh: $1 has no block marked <!-- wheel-check: $2 -->" >&2; return 1; }
+  printf '%s\n' "$text"
+}
+
+# in_venv VENV DIR NAME FILE: runs README block NAME of FILE with bash in DIR, VENV activated
+# as a user's shell would have it (its bin/ first on PATH).
+in_venv() {
+  local venv=$1 dir=$2 block
+  block=$(readme_block "$4" "$3") || return 1
+  echo "--- $4, block $3, in $dir:"
+  echo "$block"
+  (cd "$dir" && clean_env VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" bash -euo pipefail -c "$block")
+}
+
+# run_wheel: what a pip user does, with the READMEs' commands as written. A fresh virtual
+# environment without torch; `pip install .` (the core: no torch downloaded, timed); the
+# README's minimal C++ program built on tritonrt.cmake_prefix_path with no CMAKE_CXX_STANDARD;
+# `import tritonrt.ops` refused with its reason; then the torch parts added as the README says,
+# examples/custom_op built and tested in a copy as its README says (a torch install whose
+# build environment is gone: the exported targets must name no path of it), and pytest against
+# the installed package (TRITONRT_TEST_INSTALLED=1); then one line for the summary.
 run_wheel() {
-  local dir="$ROOT/$BUILD_WHEEL" log="$ROOT/$BUILD_WHEEL/wheel.log" status=0 step="creating the venv" seconds=0
-  local venv="$ROOT/$BUILD_WHEEL/venv" results="$ROOT/$BUILD_WHEEL/pytest-results.xml" prefixes pytest_result
+  local dir="$ROOT/$BUILD_WHEEL" log="$ROOT/$BUILD_WHEEL/wheel.log" status=0 step="creating the venv"
+  local venv="$ROOT/$BUILD_WHEEL/venv" results="$ROOT/$BUILD_WHEEL/pytest-results.xml" pytest_result
+  local core_seconds=0 torch_seconds=0 refusal
   rm -rf "$dir"
-  mkdir -p "$dir"
+  mkdir -p "$dir/my_app"
   echo '*' >"$dir/.gitignore"
   [[ -n ${BASE_PYTHON:-} ]] || BASE_PYTHON=$(find_base_python)
-  say "wheel: pip install . into a fresh venv, then test the installed package (log: $log)"
+  say "wheel: the READMEs' install commands in a fresh venv, then test the installed package (log: $log)"
   {
-    "$BASE_PYTHON" -m venv "$venv" && step="pip install -r requirements.txt" &&
-      clean_env "$venv/bin/pip" install -r requirements.txt && step="pip install ." && SECONDS=0 &&
-      clean_env "$venv/bin/pip" install -v . && seconds=$SECONDS && step="building examples/custom_op" &&
-      prefixes=$(clean_env "$venv/bin/python" -c \
-        'import tritonrt, torch; print(tritonrt.cmake_prefix_path + ";" + torch.utils.cmake_prefix_path)') &&
-      clean_env cmake -S examples/custom_op -B "$dir/custom_op" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-        -DCMAKE_PREFIX_PATH="$prefixes" && cmake --build "$dir/custom_op" && step="pytest"
+    "$BASE_PYTHON" -m venv "$venv" && step="README: install-core" && SECONDS=0 &&
+      in_venv "$venv" "$ROOT" install-core README.md && core_seconds=$SECONDS &&
+      step="no torch after the core install" && ! "$venv/bin/python" -c "import torch" 2>/dev/null &&
+      step="README: the minimal C++ program" &&
+      readme_block README.md my_app/CMakeLists.txt >"$dir/my_app/CMakeLists.txt" &&
+      readme_block README.md my_app/main.cpp >"$dir/my_app/main.cpp" &&
+      cp -r "$ROOT/examples" "$dir/examples" && in_venv "$venv" "$dir" my_app README.md &&
+      step="import tritonrt.ops without torch" &&
+      refusal=$(clean_env "$venv/bin/python" -c "import tritonrt.ops" 2>&1 || true) && echo "$refusal" &&
+      [[ $refusal == *"ImportError: tritonrt was built without torch"* ]] &&
+      step="README: install-torch" && SECONDS=0 && in_venv "$venv" "$ROOT" install-torch README.md &&
+      torch_seconds=$SECONDS && step="examples/custom_op/README.md: custom-op" &&
+      clean_env "$venv/bin/pip" install $(grep -E "^(pytest|numpy)==" requirements.txt) &&
+      cp -r "$ROOT/examples/custom_op" "$dir/custom_op" &&
+      in_venv "$venv" "$dir/custom_op" custom-op examples/custom_op/README.md && step="pytest"
   } >>"$log" 2>&1 || status=1
   if ((status == 0)); then
     # From the venv's folder: nothing of the source tree is importable but what the tests name.
-    (cd "$dir" && clean_env TRITONRT_TEST_INSTALLED=1 MY_OPS_DIR="$dir/custom_op" "$venv/bin/python" -m pytest \
+    (cd "$dir" && clean_env TRITONRT_TEST_INSTALLED=1 MY_OPS_DIR="$dir/custom_op/build" "$venv/bin/python" -m pytest \
       "$ROOT/tests/python/test_package.py" "$ROOT/tests/python/test_ops.py" "$ROOT/tests/python/test_cli.py" \
       "$ROOT/examples/custom_op/test_my_ops.py" -q -p no:cacheprovider --junitxml="$results") >>"$log" 2>&1 ||
       status=1
@@ -366,8 +401,9 @@ run_wheel() {
     pytest_result="NOT RUN ($step failed)"
   fi
   ((status == 0)) || { FAILED=1; tail -n 40 "$log"; }
-  SUMMARY+=("$(printf '%-4s  %-44s  pip install . %ss; pytest: %s' "$( ((status == 0)) && echo ok || echo FAIL)" \
-    "$BUILD_WHEEL/ (fresh venv, installed package)" "$seconds" "$pytest_result")")
+  SUMMARY+=("$(printf '%-4s  %-44s  pip install . %ss, .[torch] %ss; pytest: %s' \
+    "$( ((status == 0)) && echo ok || echo FAIL)" "$BUILD_WHEEL/ (READMEs' commands, fresh venv)" \
+    "$core_seconds" "$torch_seconds" "$pytest_result")")
 }
 
 fuzz_all() {
@@ -412,7 +448,7 @@ usage() {
 case ${1:-} in
   example)
     setup_system
-    setup_pinned
+    BUILD_TARGETS=tritonrt_example setup_pinned  # the example and what it loads, no tests or benchmarks
     say "running $BUILD/examples/tritonrt_example"
     clean_env "$BUILD/examples/tritonrt_example"
     ;;

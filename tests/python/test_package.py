@@ -90,3 +90,4 @@ def test_ops_of_a_build_without_torch_say_so(tritonrt_package):
     result = run_python("import tritonrt._build_info as b; b.TORCH_VERSION = None; import tritonrt.ops", tritonrt_package)
     assert result.returncode == 1
     assert "ImportError: tritonrt was built without torch" in result.stderr, result.stderr
+    assert "TRITONRT_BUILD_TORCH=ON pip install '.[torch]'" in result.stderr, result.stderr

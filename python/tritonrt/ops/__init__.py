@@ -12,8 +12,9 @@ import os
 from .. import _build_info
 
 if _build_info.TORCH_VERSION is None:
-    raise ImportError("tritonrt was built without torch, so it has no operator library: rebuild it in an "
-                      "environment where torch is importable (pip install --no-build-isolation .)")
+    raise ImportError("tritonrt was built without torch, so it has no operator library: install it with its "
+                      "torch parts (TRITONRT_BUILD_TORCH=ON pip install '.[torch]' in tritonrt's source tree, or "
+                      "pip install --no-build-isolation . there, in an environment that has torch)")
 
 import torch  # noqa: E402  (after the check above: without torch, that check explains why)
 
