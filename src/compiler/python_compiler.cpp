@@ -110,7 +110,19 @@ std::string one_line(py::error_already_set& e) {
   }
 }
 
-// Re-raises a Python exception from the bridge as the matching tritonrt exception.
+// The text a bridge exception carries to show as it is after the one-line summary (Triton's
+// message with its caret line, a kernel module's traceback), or "".
+std::string details(py::error_already_set& e) {
+  try {
+    const py::object text = py::getattr(e.value(), "details", py::none());
+    return py::isinstance<py::str>(text) ? text.cast<std::string>() : std::string();
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
+// Re-raises a Python exception from the bridge as the matching tritonrt exception: its
+// one-line summary first, then on the following lines whatever text it carries as written.
 [[noreturn]] void rethrow(py::error_already_set& e, const ErrorSite& site, const std::string& doing) {
   const std::string type = e.type() ? py::str(e.type().attr("__name__")).cast<std::string>() : "";
   // The bridge's own exceptions carry their message alone; others read "Type: message".
@@ -118,6 +130,7 @@ std::string one_line(py::error_already_set& e) {
       type == "KernelSourceError" || type == "KernelNotFoundError" || type == "TargetError" || type == "CompileFailure";
   std::string message = one_line(e);
   if (ours && message.starts_with(type + ": ")) message.erase(0, type.size() + 2);
+  if (const std::string text = details(e); !text.empty()) message += "\n" + text;
   if (type == "KernelSourceError" || type == "KernelNotFoundError") raise<SourceError>(site, "{}: {}", doing, message);
   if (type == "TargetError") raise<TargetError>(site, "{}: {}", doing, message);
   if (type == "CompileFailure") raise<CompileError>(site, "{}: {}", doing, message);

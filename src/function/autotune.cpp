@@ -5,6 +5,8 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <string_view>
+#include <utility>
 
 #include "common/hashing.h"
 #include "common/log.h"
@@ -51,6 +53,29 @@ bool skippable(const Error& e) {
   const auto* driver = dynamic_cast<const DriverError*>(&e);
   return dynamic_cast<const CompileError*>(&e) != nullptr || dynamic_cast<const ResourceError*>(&e) != nullptr ||
          (driver != nullptr && driver->code() == kLaunchOutOfResources);
+}
+
+// A skipped config as "none of its configs ran" lists it: the error's first line, then the
+// text after it (Triton's message with its caret line, say) indented beneath, or, where an
+// earlier config failed with the same text, that config named instead of the text again.
+// `shown` holds (text, config) for each text listed so far.
+std::string config_failure(const std::string& config, std::string_view what,
+                           std::vector<std::pair<std::string, std::string>>& shown) {
+  const std::size_t cut = what.find('\n');
+  std::string line = "{" + config + "}: " + std::string(what.substr(0, cut));
+  if (cut == std::string_view::npos) return line;
+  const std::string text(what.substr(cut + 1));
+  for (const auto& [earlier, who] : shown) {
+    if (earlier == text) return line + " (the same text as {" + who + "} above)";
+  }
+  shown.emplace_back(text, config);
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    line.append("\n    ").append(text, start, end - start);
+    start = end + 1;
+  }
+  return line;
 }
 
 // Tuning's progress lines: at info level, or whatever the level with TRITON_PRINT_AUTOTUNING.
@@ -235,6 +260,7 @@ void Autotune::time_candidates(const std::vector<std::size_t>& candidates, Resol
   const Progress progress(kernel_, layer_);
   void* const stream = r.launch->stream;
   const ArgumentRestore restore(kernel_, tuner, r, stream);
+  std::vector<std::pair<std::string, std::string>> shown;  // the failures' texts listed so far
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     const std::size_t c = candidates[i];
     const auto& config = tuner.configs[c];
@@ -259,7 +285,7 @@ void Autotune::time_candidates(const std::vector<std::size_t>& candidates, Resol
       progress.say("config {}: {:f} ms", config.text, timings[i][0]);
     } catch (const Error& e) {
       if (!skippable(e)) throw;
-      failures.push_back("{" + config.text + "}: " + e.what());
+      failures.push_back(config_failure(config.text, e.what(), shown));
       progress.say("skipped config {}", failures.back());
     }
   }

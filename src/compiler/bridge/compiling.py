@@ -9,7 +9,8 @@ import sys
 import threading
 
 from _tritonrt_bridge import common
-from _tritonrt_bridge.common import CacheEntryError, CompileFailure, TargetError, one_line
+from _tritonrt_bridge.common import (CacheEntryError, CompileFailure, TargetError, one_line, summary_and_text,
+                                     with_details)
 from _tritonrt_bridge.describe import kernels
 from _tritonrt_bridge.rules import make_target
 
@@ -148,16 +149,53 @@ def _cache_folder(source, backend, options):
     return getattr(get_cache_manager(hashlib.sha256(key.encode("utf-8")).hexdigest()), "cache_dir", None)
 
 
+def _is_compilation_error(error):
+    try:
+        from triton.compiler.errors import CompilationError
+    except Exception:
+        return False
+    return isinstance(error, CompilationError)
+
+
+def _compile_error_text(error):
+    """(one line, Triton's text as Triton prints it) for an error `triton.compile` raised.
+
+    Triton's CompilationError shows the kernel's source up to the failing line and a caret
+    under the column; where the failure is inside a @triton.jit function the kernel calls, it
+    is the cause of the caller's error, whose own text has no reason. The line tells where
+    and why; the text, each error of the chain innermost first as Python prints a chain."""
+    if not _is_compilation_error(error):
+        return summary_and_text(error)
+    chain = [error]
+    while _is_compilation_error(chain[-1].__cause__) and len(chain) < 64:
+        chain.append(chain[-1].__cause__)
+    innermost = chain[-1]
+    reason = getattr(innermost, "error_message", None)
+    if not reason and innermost.__cause__ is not None:
+        reason = one_line(innermost.__cause__).decode()
+    node = getattr(error, "node", None)
+    where = f"at {node.lineno}:{node.col_offset}" if len(chain) == 1 and hasattr(node, "lineno") else ""
+    summary = ": ".join(part for part in (type(error).__name__, where, str(reason or "")) if part)
+    try:
+        texts = [str(e) for e in reversed(chain)]
+    except Exception:
+        return one_line(error).decode(), ""
+    if len(texts) == 1 and len(texts[0].strip().splitlines()) < 2:
+        return one_line(error).decode(), ""
+    caused = "\n\nThe above exception was the direct cause of the following exception:\n\n"
+    return " ".join(summary.split()), caused.join(texts)
+
+
 def _with_output(error, output):
     """Triton's compile error as a CompileFailure: its one line, the compiler's error lines,
-    and all it printed (args[1]: for TRITONRT_LOG=debug)."""
-    message = one_line(error).decode()
+    and all it printed (args[1]: for TRITONRT_LOG=debug); Triton's text in full as details."""
+    message, text = _compile_error_text(error)
     said = output.errors()
     if said:
         message += "; the compiler said: " + " / ".join(said)
     if output.text:
         message += " (its whole output: TRITONRT_LOG=debug)"
-    return CompileFailure(message, output.text)
+    return with_details(CompileFailure(message, output.text), text)
 
 
 _triton_key_remembered = False
@@ -261,7 +299,8 @@ def compile(handle, backend_name, arch, warp_size, specialization, options):
     except (TargetError, CacheEntryError, CompileFailure):
         raise
     except Exception as e:
-        raise CompileFailure(one_line(e).decode()) from None
+        message, text = summary_and_text(e)
+        raise with_details(CompileFailure(message), text) from None
     binary_ext = "cubin" if backend_name == "cuda" else "hsaco"
     metadata_file = kernel.metadata_group.get(f"{kernel.name[:150]}.json")
     try:

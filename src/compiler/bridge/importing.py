@@ -12,7 +12,7 @@ import sys
 import threading
 
 from _tritonrt_bridge import common
-from _tritonrt_bridge.common import KernelSourceError, one_line
+from _tritonrt_bridge.common import KernelSourceError, one_line, user_traceback, with_details
 
 # What the package offers C++.
 __all__ = ["import_source"]
@@ -163,11 +163,17 @@ def import_source(source):
         except ModuleNotFoundError as e:
             if not is_path and e.name is not None and source.startswith(e.name):
                 raise KernelSourceError(f"kernel module '{source}' was not found on sys.path") from None
-            raise KernelSourceError(f"importing kernel source '{source}' failed: {one_line(e).decode()}") from None
+            raise with_details(KernelSourceError(f"importing kernel source '{source}' failed: {one_line(e).decode()}"),
+                               user_traceback(e)) from None
         except SyntaxError as e:
-            raise KernelSourceError(f"kernel source '{source}' has a syntax error at {e.filename}:{e.lineno}: "
-                                    f"{e.msg}") from None
-        except BaseException as e:  # SystemExit, KeyboardInterrupt and os._exit included
+            raise with_details(
+                KernelSourceError(f"kernel source '{source}' has a syntax error at {e.filename}:{e.lineno}: {e.msg}"),
+                user_traceback(e)) from None
+        except Exception as e:
+            # The one-line summary, then Python's traceback through the module's own lines.
+            raise with_details(KernelSourceError(f"importing kernel source '{source}' failed: {one_line(e).decode()}"),
+                               user_traceback(e)) from None
+        except BaseException as e:  # SystemExit, KeyboardInterrupt and os._exit: an end, not an error to trace
             raise KernelSourceError(f"importing kernel source '{source}' failed: {one_line(e).decode()}") from None
         finally:
             os._exit = real_exit
