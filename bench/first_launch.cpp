@@ -126,7 +126,7 @@ int child_prepare(const fs::path& bundle) {
 // Writes an index of kKernels copies of `scale` (one .py file each, its compiled artifact
 // under each) into TRITONRT_CACHE_DIR, then bundles them all.
 int child_make_many(const fs::path& index_dir, const fs::path& sources, const fs::path& bundle) {
-  std::vector<std::string> skipped;
+  std::vector<detail::SkippedKernel> skipped;
   const auto listings = detail::KernelIndex(index_dir).list(skipped);
   const detail::IndexListing* scale = nullptr;
   for (const auto& l : listings) {

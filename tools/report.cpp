@@ -1,6 +1,8 @@
 #include "report.h"
 
 #include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
 
 namespace tritonrt::cli {
 namespace {
@@ -14,6 +16,11 @@ const char* kind_name(tritonrt::Decorator::Kind kind) {
     default:
       return "wrapper";
   }
+}
+
+// "1 kernel", "2 kernels".
+std::string count(std::size_t n, std::string_view one, std::string_view many) {
+  return std::to_string(n) + " " + std::string(n == 1 ? one : many);
 }
 
 }  // namespace
@@ -54,7 +61,7 @@ void print_signature(std::ostream& out, const KernelSignature& sig, bool json) {
   for (const auto& d : sig.decorators) {
     out << "decorator   " << d.type;
     if (d.kind == tritonrt::Decorator::Kind::autotune) {
-      out << "  autotune: " << d.configs << " configs, key";
+      out << "  autotune: " << count(d.configs, "config", "configs") << ", key";
       for (const auto& name : d.names) out << " " << name;
     } else if (d.kind == tritonrt::Decorator::Kind::heuristics) {
       out << "  heuristics for";
@@ -146,11 +153,12 @@ void print_bundle(std::ostream& out, const BundleInfo& info, bool json) {
     out << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return;
   }
-  out << info.path.string() << ": " << info.kernels.size() << " kernels, " << info.bytes
-      << " bytes, created by tritonrt " << info.created_by << "\n";
+  out << info.path.string() << ": " << count(info.kernels.size(), "kernel", "kernels") << ", "
+      << count(info.bytes, "byte", "bytes") << ", created by tritonrt " << info.created_by << "\n";
   for (const auto& k : info.kernels) {
-    out << "  " << k.identity << "  " << k.artifacts << " artifacts (" << k.bytes << " bytes), " << k.choices
-        << " tuning choices, " << k.heuristic_values << " heuristic values, for";
+    out << "  " << k.identity << "  " << count(k.artifacts, "artifact", "artifacts") << " ("
+        << count(k.bytes, "byte", "bytes") << "), " << count(k.choices, "tuning choice", "tuning choices") << ", "
+        << count(k.heuristic_values, "heuristic value", "heuristic values") << ", for";
     for (const auto& t : k.targets) out << " " << t;
     out << "\n    from " << k.source << "\n";
   }

@@ -37,8 +37,11 @@ std::vector<std::string_view> split(std::string_view text) {
   return tokens;
 }
 
+// Triton's AOT compiler also spells the boolean type `i1`; tritonrt's name is `u1`.
+std::string_view canonical_type(std::string_view name) { return name == "i1" ? std::string_view("u1") : name; }
+
 DType dtype(std::string_view name, std::string_view token) {
-  const auto t = parse_dtype(name);
+  const auto t = parse_dtype(canonical_type(name));
   if (!t) fail("unknown type '" + std::string(name) + "' in argument", token);
   return *t;
 }
@@ -172,6 +175,15 @@ Arg parse_token(std::string_view token, std::deque<std::string>& strings) {
     }
     pack_arg(a, dtype(name, token));
     return a;
+  }
+  // A bare type, as Triton's AOT compiler writes a runtime scalar it does not specialize
+  // (`i32`, `fp16`): a value of that type that Triton's rules key as nothing special, neither
+  // the constant 1 nor divisible by 16.
+  if (const auto t = parse_dtype(canonical_type(token))) {
+    if (*t == DType::u1) return scalar(*t, false).arg;
+    if (is_floating(*t)) return scalar(*t, 0.5).arg;
+    if (!to_string(*t).starts_with("fp")) return scalar(*t, 3).arg;  // the integer types
+    fail("a bare type stands for a runtime scalar, and fp8 types are not scalar types", token);
   }
   if (const auto colon = token.find(':'); colon != std::string_view::npos) {
     const DType t = dtype(token.substr(0, colon), token);

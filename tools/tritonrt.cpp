@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -50,9 +51,16 @@ constexpr const char* kSignatureHelp = R"(ARGS describes one call, comma-separat
   True, False, None    a bool, None
   'text'               a string (constexpr parameters)
   dtype:fp16           a dtype (constexpr parameters), e.g. tl.float16
-  i64:7                a scalar whose type is fixed (as tritonrt::scalar)
+  i64:7                a scalar whose type is fixed (as tritonrt::scalar): Triton's AOT i32:16
+                       (divisible by 16) means the same; its i32:1 (the constant 1) is 1 here
+  i32, fp16, i1, ...   a scalar of that type that Triton does not specialize (Triton's AOT
+                       spelling; the same as i32:3, fp16:0.5, u1:False)
 Trailing arguments may be omitted when the kernel gives them defaults.
-SOURCE is a .py file or an importable module (package.module).)";
+SOURCE is a .py file or an importable module (package.module), found from the current
+folder first, as `python -m` finds it.
+--target is BACKEND:ARCH, or Triton's BACKEND:ARCH:WARP_SIZE (cuda:90:32).
+With --json, an error is printed on stdout as {"error": {"kind": ..., "message": ...,
+"exit_code": ...}}, and on stderr as without it; the exit code is the same.)";
 
 constexpr const char* kCallsHelp =
     R"(With --calls, each call of CALLS.json is compiled for each --target first (all configs of
@@ -141,6 +149,32 @@ std::vector<tritonrt::Arg> parse_call(const std::string& signature, std::deque<s
   }
 }
 
+bool is_autotuned(tritonrt::JitFunction& fn) {
+  const auto& decorators = fn.signature().decorators;
+  return std::any_of(decorators.begin(), decorators.end(),
+                     [](const auto& d) { return d.kind == tritonrt::Decorator::Kind::autotune; });
+}
+
+// `python -m` puts the current folder first on the module search path (unless
+// PYTHONSAFEPATH is set); so does a kernel named by module here. Through PYTHONPATH: the
+// embedded Python reads it when it starts, and the index records it with a kernel named by
+// module, so one indexed from another folder is not served for this one.
+void search_current_folder_first() {
+  if (const char* safe = std::getenv("PYTHONSAFEPATH"); safe != nullptr && *safe != '\0') return;
+  std::error_code ec;
+  const std::filesystem::path here = std::filesystem::current_path(ec);
+  if (ec) return;
+  std::string value = here.string();
+  if (const char* before = std::getenv("PYTHONPATH"); before != nullptr && *before != '\0')
+    value += ":" + std::string(before);
+  ::setenv("PYTHONPATH", value.c_str(), 1);
+}
+
+// A kernel named the way the bridge takes a module, not a file.
+bool names_a_module(const std::string& source) {
+  return !source.ends_with(".py") && source.find('/') == std::string::npos;
+}
+
 // `bundle create`: with --calls, compiles each call for each target first.
 void create(std::ostream& out, const std::filesystem::path& file, tritonrt::BundleFilter filter,
             const std::string& calls_file) {
@@ -159,8 +193,7 @@ void create(std::ostream& out, const std::filesystem::path& file, tritonrt::Bund
       const auto args = parse_call(call.signature, strings, calls_file + ", " + call.name + ": ");
       auto& fn = tritonrt::JitFunction::get(call.source, call.name);
       filter.kernels.push_back(call.source + ":" + call.name);
-      const bool tuned = std::any_of(fn.signature().decorators.begin(), fn.signature().decorators.end(),
-                                     [](const auto& d) { return d.kind == tritonrt::Decorator::Kind::autotune; });
+      const bool tuned = is_autotuned(fn);
       for (const auto& target : filter.targets) {
         const auto start = std::chrono::steady_clock::now();
         std::size_t artifacts = 0;
@@ -222,6 +255,31 @@ struct Request {
   std::vector<std::string> kernels, targets, hashes;
 };
 
+// An autotuned kernel compiles to the config that tuning on a GPU picks: `compile` says
+// how to compile them all, with this call as a calls file's entry.
+[[noreturn]] void autotuned(tritonrt::JitFunction& fn, const std::string& source, const Request& r) {
+  nlohmann::json call = {{"kernel", (names_a_module(source) ? source : std::filesystem::absolute(source).string()) +
+                                        ":" + fn.signature().name},
+                         {"signature", r.signature_text}};
+  nlohmann::json options = nlohmann::json::object();
+#define TRITONRT_CLI_OPTION(type, name) \
+  if (r.options.name) options[#name] = *r.options.name;
+  TRITONRT_COMPILE_OPTIONS(TRITONRT_CLI_OPTION)
+#undef TRITONRT_CLI_OPTION
+  if (!options.empty()) call["options"] = std::move(options);
+  std::size_t configs = 0;
+  for (const auto& d : fn.signature().decorators) {
+    if (d.kind == tritonrt::Decorator::Kind::autotune) configs = d.configs;
+  }
+  tritonrt::detail::raise<tritonrt::ArgumentError>(
+      {fn.signature().name},
+      "is autotuned ({} config{}): which one a call compiles to is decided by tuning on a GPU. To compile every "
+      "config for a target, write the call into a calls file, CALLS.json: [{}], and run: tritonrt bundle create "
+      "OUT.trb --calls CALLS.json --target {} (in C++: JitFunction::compile_configs)",
+      configs, configs == 1 ? "" : "s", call.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+      r.target.empty() ? "cuda:90" : r.target);
+}
+
 void define_commands(CLI::App& app, Request& r) {
   app.set_version_flag("--version", version_text, "Print the versions of tritonrt, Triton, Python and the CUDA driver");
   app.require_subcommand(1);
@@ -275,10 +333,24 @@ void check_words(int argc, char** argv, const CLI::App& app, const Request& r) {
   if (argc > 1 && std::string_view(argv[1]) == "bundle") check_command(2, *r.bundle);
 }
 
+// The current GPU's target, for `compile` without --target.
+tritonrt::Target current_target() {
+  try {
+    return tritonrt::Target::current();
+  } catch (const tritonrt::DriverError& e) {
+    tritonrt::detail::raise<tritonrt::TargetError>(
+        {},
+        "no --target given, and no GPU to compile for ({}); to compile without a GPU, pass --target, e.g. "
+        "--target cuda:90 or --target hip:gfx942",
+        tritonrt::detail::without_prefix(e.what()));
+  }
+}
+
 // Runs what `r` asks for; results are written to `out`.
 void run(const Request& r, std::ostream& out) {
   if (*r.signature || *r.compile) {
     const auto [source, name] = kernel_argument(r.kernel);
+    if (names_a_module(source)) search_current_folder_first();
     std::deque<std::string> strings;
     const auto args = *r.compile ? parse_call(r.signature_text, strings, "") : std::vector<tritonrt::Arg>{};
     if (*r.compile && r.compile->count("--target") > 0 && r.target.empty()) {
@@ -286,8 +358,11 @@ void run(const Request& r, std::ostream& out) {
     }
     auto& fn = tritonrt::JitFunction::get(source, name);
     if (*r.signature) return tritonrt::cli::print_signature(out, fn.signature(), r.json);
-    const tritonrt::Target target = r.target.empty() ? tritonrt::Target::current() : tritonrt::Target::parse(r.target);
-    const auto artifact = fn.compile_packed(target, r.options, args);
+    std::optional<tritonrt::Target> target;
+    if (!r.target.empty()) target = tritonrt::Target::parse(r.target);
+    if (is_autotuned(fn)) autotuned(fn, source, r);
+    if (!target) target = current_target();
+    const auto artifact = fn.compile_packed(*target, r.options, args);
     const auto written = r.output.empty() ? std::vector<std::filesystem::path>{} : write_artifact(*artifact, r.output);
     return tritonrt::cli::print_compile(out, fn, *artifact, written, r.json);
   }
@@ -346,12 +421,57 @@ int checked_stdout(int code) {
   return 1;
 }
 
+// The kind of error `e` is, as the JSON of a failed command names it.
+std::string error_kind(const std::exception& e) {
+  if (dynamic_cast<const UsageError*>(&e) != nullptr) return "UsageError";
+  if (dynamic_cast<const tritonrt::cli::CallsError*>(&e) != nullptr) return "CallsError";
+  if (dynamic_cast<const tritonrt::SourceError*>(&e) != nullptr) return "SourceError";
+  if (dynamic_cast<const tritonrt::ArgumentError*>(&e) != nullptr) return "ArgumentError";
+  if (dynamic_cast<const tritonrt::CompileError*>(&e) != nullptr) return "CompileError";
+  if (dynamic_cast<const tritonrt::TargetError*>(&e) != nullptr) return "TargetError";
+  if (dynamic_cast<const tritonrt::ResourceError*>(&e) != nullptr) return "ResourceError";
+  if (dynamic_cast<const tritonrt::ArtifactError*>(&e) != nullptr) return "ArtifactError";
+  if (dynamic_cast<const tritonrt::PythonError*>(&e) != nullptr) return "PythonError";
+  if (dynamic_cast<const tritonrt::DriverError*>(&e) != nullptr) return "DriverError";
+  if (dynamic_cast<const tritonrt::Error*>(&e) != nullptr) return "Error";
+  return "InternalError";
+}
+
+// Whether the command line asks for JSON: looked for in the words themselves too, since a
+// command line CLI11 refused sets no flag.
+bool wants_json(int argc, char** argv, const Request& r) {
+  if (r.json) return true;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view word = argv[i];
+    if (word == "--") return false;
+    if (word == "--json") return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"Inspect, compile and bundle @triton.jit kernels, as tritonrt runs them from C++.", "tritonrt"};
   Request request;
   define_commands(app, request);
+  std::optional<Results> results;  // once the command runs
+  // A failure: its message on stderr, and with --json also as JSON on stdout.
+  const auto failed = [&](const std::exception& e, const std::string& message, const char* hint, int code) {
+    std::cerr << message << "\n" << hint;
+    if (!wants_json(argc, argv, request)) return code;
+    const nlohmann::json doc = {{"error", {{"kind", error_kind(e)}, {"message", message}, {"exit_code", code}}}};
+    const std::string text = doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    if (results) {
+      results->text.str(text);
+      if (const std::string why = results->deliver(); !why.empty()) {
+        std::cerr << "tritonrt: could not write the error to standard output: " << why << "\n";
+      }
+      return code;
+    }
+    std::cout << text;
+    return checked_stdout(code);
+  };
   try {
     check_words(argc, argv, app, request);
     try {
@@ -365,24 +485,21 @@ int main(int argc, char** argv) {
       }
       usage_error(e.what());
     }
-    Results results;
-    run(request, results.text);
-    if (const std::string why = results.deliver(); !why.empty()) {
+    results.emplace();
+    run(request, results->text);
+    if (const std::string why = results->deliver(); !why.empty()) {
       std::cerr << "tritonrt: could not write the results to standard output: " << why << "\n";
       return 1;
     }
     return 0;
   } catch (const UsageError& e) {
-    std::cerr << "tritonrt: " << e.what() << "\n(run 'tritonrt --help', or 'tritonrt COMMAND --help')\n";
-    return 2;
+    return failed(e, std::string("tritonrt: ") + e.what(), "(run 'tritonrt --help', or 'tritonrt COMMAND --help')\n",
+                  2);
   } catch (const tritonrt::cli::CallsError& e) {
-    std::cerr << e.what() << "\n(run 'tritonrt bundle create --help')\n";
-    return 2;
+    return failed(e, e.what(), "(run 'tritonrt bundle create --help')\n", 2);
   } catch (const tritonrt::Error& e) {
-    std::cerr << e.what() << "\n";
-    return 1;
+    return failed(e, e.what(), "", 1);
   } catch (const std::exception& e) {
-    std::cerr << "tritonrt: " << e.what() << "\n";
-    return 1;
+    return failed(e, std::string("tritonrt: ") + e.what(), "", 1);
   }
 }

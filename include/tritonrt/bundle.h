@@ -38,7 +38,8 @@ struct BundleInfo {
   std::string created_by;  ///< the tritonrt version that wrote it
   std::vector<BundleKernel> kernels;
   std::size_t bytes = 0;  ///< the file's size
-  /// Kernels of the index left out when it was created here, and why (stale, damaged).
+  /// Kernels of the index left out when it was created here, and why (stale, damaged); with a
+  /// kernel filter, only those the filter names.
   std::vector<std::string> skipped;
 };
 

@@ -15,7 +15,9 @@ struct Target {
   std::string arch{};     ///< "90" (compute capability) or "gfx942"
   int warp_size = 32;
 
-  /// Parses "cuda:<capability>" or "hip:<gfx arch>"; throws TargetError.
+  /// Parses "cuda:<capability>" or "hip:<gfx arch>", with an optional ":<warp size>" as
+  /// Triton's AOT compiler writes targets (it must be the one the architecture runs);
+  /// throws TargetError.
   static Target parse(std::string_view text);
   /// The CUDA target of a compute capability: `Target::cuda(9, 0)` is cuda:90.
   static Target cuda(int major, int minor);

@@ -19,6 +19,21 @@ LogLevel level_from_environment() noexcept {
   if (value == "off" || value == "0") return LogLevel::off;
   if (value == "info") return LogLevel::info;
   if (value == "debug") return LogLevel::debug;
+  if (!value.empty() && value != "warning") {
+    // A misspelt level would otherwise look like a quiet program: said once, on the default
+    // level's channel.
+    static std::atomic<bool> warned{false};
+    if (!warned.exchange(true)) {
+      try {
+        detail::write_log(LogLevel::warning,
+                          fmt::format("TRITONRT_LOG={} is not a level tritonrt knows (off, warning, info, debug); "
+                                      "reporting warnings only",
+                                      detail::printable(value)));
+      } catch (...) {
+        // Out of memory while formatting: the level is still the default.
+      }
+    }
+  }
   return LogLevel::warning;
 }
 

@@ -159,7 +159,7 @@ void bind_arguments(const KernelSignature& sig, std::span<const std::optional<Ar
                     std::span<const Arg> given, Arg* out) {
   const std::size_t n = sig.params.size();
   if (given.size() > n) {
-    raise<ArgumentError>({sig.name}, "takes {} arguments, {} were given", n, given.size());
+    raise<ArgumentError>({sig.name}, "takes {} argument{}, {} were given", n, n == 1 ? "" : "s", given.size());
   }
   for (std::size_t i = 0; i < given.size(); ++i) out[i] = given[i];
   for (std::size_t i = given.size(); i < n; ++i) {
@@ -181,7 +181,8 @@ ParamCode specialize_rare_argument(const SpecializationRules& rules, const Param
     fail(sig, index, "is tl.constexpr: tritonrt::scalar() fixes a runtime type; pass the plain value");
   }
   if (a.kind == ArgKind::string || a.kind == ArgKind::dtype) {
-    fail(sig, index, "only tl.constexpr parameters take " + describe(a) + "s");
+    fail(sig, index,
+         std::string("only tl.constexpr parameters take ") + (a.kind == ArgKind::string ? "strings" : "dtypes"));
   }
   if (a.kind == ArgKind::unset) fail(sig, index, "has no value: it is set by a decorator, which has not set it");
   if (a.kind == ArgKind::python_default) {

@@ -1,4 +1,9 @@
 #include <cctype>
+#include <charconv>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
 
 #include "common/errors.h"
 #include "tritonrt/options.h"
@@ -13,7 +18,16 @@ Target Target::parse(std::string_view text) {
   if (colon == std::string_view::npos || colon == 0 || colon + 1 == text.size()) fail("expected BACKEND:ARCH");
   Target t;
   t.backend = std::string(text.substr(0, colon));
-  t.arch = std::string(text.substr(colon + 1));
+  // Triton's AOT compiler writes BACKEND:ARCH:WARP_SIZE: the third part is taken when it is
+  // the warp size the architecture runs.
+  std::string_view arch = text.substr(colon + 1);
+  std::optional<std::string_view> warp_text;
+  if (const auto second = arch.find(':'); second != std::string_view::npos) {
+    warp_text = arch.substr(second + 1);
+    arch = arch.substr(0, second);
+  }
+  t.arch = std::string(arch);
+  if (t.arch.empty()) fail("expected BACKEND:ARCH");
   if (t.backend == "cuda") {
     for (char c : t.arch) {
       if (!std::isdigit(static_cast<unsigned char>(c))) fail("a cuda architecture is a compute capability such as 90");
@@ -32,6 +46,16 @@ Target Target::parse(std::string_view text) {
     t.warp_size = t.arch.size() == 6 && t.arch[3] == '9' ? 64 : 32;
   } else {
     fail("unknown backend '" + t.backend + "'");
+  }
+  if (warp_text) {
+    int warp = 0;
+    const auto [end, error] = std::from_chars(warp_text->data(), warp_text->data() + warp_text->size(), warp);
+    if (warp_text->empty() || error != std::errc() || end != warp_text->data() + warp_text->size()) {
+      fail("the part after BACKEND:ARCH is the warp size, a number such as 32");
+    }
+    if (warp != t.warp_size) {
+      fail(fmt::format("{} runs {}-wide warps, not {}", t.str(), t.warp_size, *warp_text));
+    }
   }
   return t;
 }

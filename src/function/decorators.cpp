@@ -96,8 +96,8 @@ void bind_call(std::span<const Arg> given, Resolution& r) {
   const auto& call = kernel.call_params;
   const std::size_t params = kernel.signature.params.size();
   if (given.size() > call.size()) {
-    raise<ArgumentError>({kernel.signature.name}, "takes {} arguments (its decorators set {} more), {} were given",
-                         call.size(), params - call.size(), given.size());
+    raise<ArgumentError>({kernel.signature.name}, "takes {} argument{} (its decorators set {} more), {} were given",
+                         call.size(), call.size() == 1 ? "" : "s", params - call.size(), given.size());
   }
   r.count = params;
   for (std::size_t i = 0; i < params; ++i) {

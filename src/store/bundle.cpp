@@ -93,8 +93,8 @@ class MappedBundle {
     }
     for (const auto& a : list(k, "artifacts")) {
       MappedKernel::Binary binary{json.field<std::string>(a, "binary_kind"), json.field<std::string>(a, "metadata"),
-                                   json.field<std::size_t>(a, "offset"), json.field<std::size_t>(a, "size"),
-                                   json.field<std::string>(a, "sha256")};
+                                  json.field<std::size_t>(a, "offset"), json.field<std::size_t>(a, "size"),
+                                  json.field<std::string>(a, "sha256")};
       if (!within(binary.offset, binary.size)) fail("names a binary past the file's end");
       if (binary.size > kMaxBinaryBytes) fail("names a binary larger than tritonrt reads");
       read.artifacts.emplace(json.field<std::string>(a, "key"), std::move(binary));
@@ -254,8 +254,8 @@ struct LoadedBundles {
                   it->second->where(), bundle->path().string());
       }
     }
-    log(LogLevel::info, "loaded the bundle {} ({} kernels, {} bytes)", bundle->path().string(),
-        bundle->kernels().size(), bundle->size());
+    log(LogLevel::info, "loaded the bundle {} ({} kernel{}, {} bytes)", bundle->path().string(),
+        bundle->kernels().size(), bundle->kernels().size() == 1 ? "" : "s", bundle->size());
     bundles.push_back(std::move(bundle));
     return *bundles.back();
   }

@@ -19,18 +19,29 @@ namespace tritonrt {
 namespace {
 
 // A filter entry: KERNEL, module:KERNEL (by identity) or path.py:KERNEL (that file only).
-bool wanted_kernel(const BundleFilter& filter, const detail::IndexListing& listing) {
+bool wanted_kernel(const BundleFilter& filter, const std::string& kernel_source, const std::string& kernel_name) {
   if (filter.kernels.empty()) return true;
-  const std::string identity = detail::bundle_identity(listing.source, listing.name);
+  const std::string identity = detail::bundle_identity(kernel_source, kernel_name);
   return std::any_of(filter.kernels.begin(), filter.kernels.end(), [&](const std::string& wanted) {
     const auto colon = wanted.rfind(':');
-    if (colon == std::string::npos) return wanted == listing.name;
+    if (colon == std::string::npos) return wanted == kernel_name;
     const std::string source = wanted.substr(0, colon), name = wanted.substr(colon + 1);
     if (!source.ends_with(".py")) return detail::bundle_identity(source, name) == identity;
     std::error_code ec, ec2;
-    return name == listing.name &&
-           std::filesystem::weakly_canonical(source, ec) == std::filesystem::weakly_canonical(listing.source, ec2);
+    return name == kernel_name &&
+           std::filesystem::weakly_canonical(source, ec) == std::filesystem::weakly_canonical(kernel_source, ec2);
   });
+}
+
+// What is said about the kernels left out: with a kernel filter, only those it names (a
+// record too damaged to name its kernel is about no kernel asked for).
+std::vector<std::string> skipped_lines(const BundleFilter& filter, const std::vector<detail::SkippedKernel>& skipped) {
+  std::vector<std::string> lines;
+  for (const auto& s : skipped) {
+    const bool named = !s.name.empty();
+    if (filter.kernels.empty() || (named && wanted_kernel(filter, s.source, s.name))) lines.push_back(s.line);
+  }
+  return lines;
 }
 
 // Whether the record filed under `key` (an artifact, choice or heuristic value) is for a
@@ -137,15 +148,16 @@ BundleInfo create_bundle(const std::filesystem::path& out, const BundleFilter& f
   }
   const detail::KernelIndex* index = detail::KernelIndex::get();
   if (index == nullptr) detail::raise<ArtifactError>({}, "cannot create a bundle: the index is off");
-  std::vector<std::string> skipped;
-  auto listings = index->list(skipped);
+  std::vector<detail::SkippedKernel> skipped_kernels;
+  auto listings = index->list(skipped_kernels);
+  std::vector<std::string> skipped = skipped_lines(filter, skipped_kernels);
   // Kernels in identity order, so that a bundle lists the same way wherever it was made.
   std::sort(listings.begin(), listings.end(), [](const auto& a, const auto& b) {
     return detail::bundle_identity(a.source, a.name) < detail::bundle_identity(b.source, b.name);
   });
   BundleWriter writer(filter);
   for (const auto& listing : listings) {
-    if (wanted_kernel(filter, listing)) writer.add(listing);
+    if (wanted_kernel(filter, listing.source, listing.name)) writer.add(listing);
   }
   if (writer.empty()) {
     std::string why = "nothing in the index " + index->dir().string() + " matches";

@@ -341,7 +341,7 @@ void KernelIndex::put_heuristic(std::string_view source, std::string_view name, 
   write_atomically(keyed_file(source, name, key, ".heuristic"), compose_index_record("heuristic", dump_json(j), ""));
 }
 
-std::vector<IndexListing> KernelIndex::list(std::vector<std::string>& skipped) const {
+std::vector<IndexListing> KernelIndex::list(std::vector<SkippedKernel>& skipped) const {
   std::vector<IndexListing> out;
   std::error_code ec;
   std::vector<std::filesystem::path> kernels;
@@ -355,7 +355,8 @@ std::vector<IndexListing> KernelIndex::list(std::vector<std::string>& skipped) c
     std::string why;
     const auto record = load(kernel_dir / "kernel", "kernel", "index", why);
     if (!record) {
-      if (std::filesystem::exists(kernel_dir / "kernel", ec)) skipped.push_back(kernel_dir.string() + ": " + why);
+      if (std::filesystem::exists(kernel_dir / "kernel", ec))
+        skipped.push_back({{}, {}, kernel_dir.string() + ": " + why});
       continue;
     }
     IndexListing listing;
@@ -363,12 +364,12 @@ std::vector<IndexListing> KernelIndex::list(std::vector<std::string>& skipped) c
       listing.source = index_record_reader("kernel").field<std::string>(record->json, "source");
       listing.name = index_record_reader("kernel").field<std::string>(record->json, "name");
     } catch (const Error& e) {
-      skipped.push_back(kernel_dir.string() + ": " + without_prefix(e.what()));
+      skipped.push_back({{}, {}, kernel_dir.string() + ": " + without_prefix(e.what())});
       continue;
     }
     auto kernel = find_kernel(listing.source, listing.name, why);
     if (!kernel) {
-      skipped.push_back(listing.name + " of " + listing.source + ": " + why);
+      skipped.push_back({listing.source, listing.name, listing.name + " of " + listing.source + ": " + why});
       continue;
     }
     listing.kernel = std::move(*kernel);

@@ -55,6 +55,13 @@ struct IndexListing {
   std::vector<std::pair<std::string, std::vector<std::string>>> heuristics;
 };
 
+/// A kernel the index holds that a listing leaves out, and why. `source` and `name` are
+/// empty where its own record could not be read (then only its folder is known).
+struct SkippedKernel {
+  std::string source, name;
+  std::string line;  ///< "<name> of <source>: why", or "<folder>: why"
+};
+
 class KernelIndex {
  public:
   explicit KernelIndex(std::filesystem::path dir) : dir_(std::move(dir)) {}
@@ -109,8 +116,8 @@ class KernelIndex {
   static constexpr std::size_t kMaxHeuristicEntries = 256;
 
   /// Every kernel the index holds fresh, with its artifacts and choices for its current
-  /// sources. Kernels left out (stale, damaged) are reported in `skipped`, one line each.
-  std::vector<IndexListing> list(std::vector<std::string>& skipped) const;
+  /// sources. Kernels left out (stale, damaged) are reported in `skipped`, one each.
+  std::vector<IndexListing> list(std::vector<SkippedKernel>& skipped) const;
 
   /// The folder of the kernel's records (its record is `kernel` there).
   std::filesystem::path kernel_dir(std::string_view source, std::string_view name) const;

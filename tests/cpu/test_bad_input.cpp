@@ -162,6 +162,21 @@ TEST(BadInput, TargetsOfAnyShapeAreTargetErrors) {
   EXPECT_EQ(Target::parse("hip:gfx1100").warp_size, 32);
 }
 
+TEST(BadInput, TritonsAotTargetWithWarpSizeIsTakenWhenItIsTheArchitecturesOwn) {
+  EXPECT_EQ(Target::parse("cuda:90:32").str(), "cuda:90");
+  EXPECT_EQ(Target::parse("cuda:90:32").warp_size, 32);
+  EXPECT_EQ(Target::parse("hip:gfx942:64").str(), "hip:gfx942");
+  EXPECT_EQ(Target::parse("hip:gfx1100:32").warp_size, 32);
+  const std::string cuda = error_of<TargetError>([] { (void)Target::parse("cuda:90:64"); });
+  EXPECT_NE(cuda.find("cuda:90 runs 32-wide warps, not 64"), std::string::npos) << cuda;
+  const std::string hip = error_of<TargetError>([] { (void)Target::parse("hip:gfx942:32"); });
+  EXPECT_NE(hip.find("hip:gfx942 runs 64-wide warps, not 32"), std::string::npos) << hip;
+  for (const char* text : {"cuda:90:x", "cuda:90:+32", "cuda:90:32:1", "cuda::32", "cuda:90: 32"}) {
+    const std::string message = error_of<TargetError>([&] { (void)Target::parse(text); });
+    EXPECT_NE(message.find("invalid target"), std::string::npos) << text << " -> " << message;
+  }
+}
+
 TEST(BadInput, OddKernelNamesAndSourcesAreSourceErrors) {
   EXPECT_NE(error_of<SourceError>([] { JitFunction::get("", "k"); }).find("tritonrt: kernel 'k'"), std::string::npos);
   EXPECT_NE(error_of<SourceError>([] { JitFunction::get(kSig, ""); }).find("no attribute"), std::string::npos);

@@ -88,7 +88,9 @@ TEST(Errors, ValueThatFitsNoType) {
 TEST(Errors, WrongKindForParameter) {
   auto& fn = JitFunction::get(kSig, "plain");
   EXPECT_ERROR(ArgumentError, fn.specialize(fptr(16), "text", 1, 2, 3.0, true, nullptr, 8, 0), "parameter 'q'",
-               "only tl.constexpr parameters take a strings");
+               "only tl.constexpr parameters take strings");
+  EXPECT_ERROR(ArgumentError, fn.specialize(fptr(16), DType::fp16, 1, 2, 3.0, true, nullptr, 8, 0), "parameter 'q'",
+               "only tl.constexpr parameters take dtypes");
   auto& annotated = JitFunction::get(kSig, "annotated");
   EXPECT_ERROR(ArgumentError, annotated.specialize(5, fptr(16), 5, 1, 1u, 2.5, true, 32), "parameter 'p'",
                "expected a device pointer for type *fp16, got an integer");

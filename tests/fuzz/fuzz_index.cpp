@@ -78,7 +78,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (kind == "kernel") {
     write(index.kernel_dir(kSource, kName) / "kernel", file);
     (void)index.find_kernel(kSource, kName, why);
-    std::vector<std::string> skipped;
+    std::vector<tritonrt::detail::SkippedKernel> skipped;
     (void)index.list(skipped);
   } else if (kind == "artifact") {
     write(index.keyed_file(kSource, kName, std::string(kKey), ".artifact"), file);

@@ -49,12 +49,12 @@ def cache_dir(tmp_path_factory):
 @pytest.fixture
 def run(cli, cache_dir):
 
-    def run(*args, env=None, check=True):
+    def run(*args, env=None, check=True, cwd=REPO):
         # The CLI embeds this interpreter, so it compiles with the Triton the reference uses.
         environment = dict(os.environ, TRITON_CACHE_DIR=str(cache_dir), TRITONRT_PYTHON=sys.executable,
                            **(env or {}))
         result = subprocess.run([str(cli), *map(str, args)], capture_output=True, text=True, env=environment,
-                                cwd=REPO, timeout=600)
+                                cwd=cwd, timeout=600)
         # A negative code is a signal: a crash or an uncaught exception is never a clear error.
         assert result.returncode >= 0, f"tritonrt died with signal {-result.returncode}:\n{result.stderr}"
         if check:
@@ -79,9 +79,17 @@ def report(stdout):
     return fields
 
 
+def add_args(n):
+    return [fp32(), fp32(0x20000), fp32(0x30000), n, 1024]
+
+
 def compile_plain(run, *options):
     return report(run("compile", f"{SIGNATURES}:plain", "--target", "cuda:90", "--signature", PLAIN_ARGS,
                       *options).stdout)
+
+
+def compile_plain_with(run, signature, target="cuda:90"):
+    return report(run("compile", f"{SIGNATURES}:plain", "--target", target, "--signature", signature).stdout)
 
 
 def triton_compiled(fn, args, target, **options):
@@ -181,6 +189,26 @@ def test_launch_pdl_option_is_recorded(run):
     assert compile_plain(run, "--launch-pdl")["launch"].startswith("pdl=yes")
 
 
+@pytest.mark.parametrize("regular", [True, False], ids=["package", "namespace-package"])
+def test_a_module_is_found_from_the_current_folder_as_python_m_finds_it(run, tmp_path, regular):
+    (tmp_path / "kernels").mkdir()
+    if regular:
+        (tmp_path / "kernels" / "__init__.py").write_text("")
+    (tmp_path / "kernels" / "mykernels.py").write_text((EXAMPLE_KERNELS / "vector_ops.py").read_text())
+    no_path = {"PYTHONPATH": ""}
+    out = report(run("signature", "kernels.mykernels:add_kernel", env=no_path, cwd=tmp_path).stdout)
+    assert Path(out["file"]) == tmp_path / "kernels" / "mykernels.py"
+    out = report(
+        run("compile", "kernels.mykernels:add_kernel", "--target", "cuda:90", "--signature",
+            "*fp32,*fp32,*fp32,1000,1024", env=no_path, cwd=tmp_path).stdout)
+    assert out["kernel"] == "kernels.mykernels.add_kernel"
+    assert out["hash"] == ref.compiled_hash(kernel("vector_ops", "add_kernel"), add_args(1000))
+    # As with `python -P -m`: PYTHONSAFEPATH leaves the current folder off the search path.
+    hidden = run("signature", "kernels.mykernels:add_kernel", env={**no_path, "PYTHONSAFEPATH": "1"}, cwd=tmp_path,
+                 check=False)
+    assert hidden.returncode == 1 and "'kernels.mykernels' was not found" in hidden.stderr
+
+
 def test_kernel_can_be_named_by_module(run):
     out = report(
         run("compile", "pkg.scale:double_kernel", "--target", "cuda:90", "--signature", "*fp32,100,128",
@@ -249,6 +277,10 @@ def compile_args(spec, signature=PLAIN_ARGS, target="cuda:90"):
         pytest.param(compile_args(f"{KERNELS}/syntax_error.py:k", "1"), ["syntax_error.py"], id="syntax-error"),
         pytest.param(compile_args(f"{SIGNATURES}:plain", "*fp33,*fp32"), ["fp33"], id="unknown-pointer-type"),
         pytest.param(compile_args(f"{SIGNATURES}:plain", "*fp32,12abc"), ["12abc"], id="malformed-number"),
+        pytest.param(compile_args(f"{SIGNATURES}:plain", "*fp32,*fp32,fp8e4nv"), ["'fp8e4nv'", "not scalar types"],
+                     id="bare-fp8-type"),
+        pytest.param(compile_args(f"{SIGNATURES}:plain", target="cuda:90:64"), ["cuda:90", "32-wide warps"],
+                     id="wrong-warp-size"),
         pytest.param(compile_args(f"{SIGNATURES}:plain", "*fp32:aligned,*fp32"), ["*fp32:aligned"],
                      id="bad-pointer-suffix"),
         pytest.param(compile_args(f"{SIGNATURES}:plain", "*fp32,'open"), ["unterminated"], id="unterminated-string"),
@@ -340,7 +372,132 @@ def test_tritons_own_pointer_spelling_is_an_aligned_pointer(run):
     assert report(run("compile", f"{SIGNATURES}:plain", "--target", "cuda:90", "--signature", tritons).stdout) == ours
 
 
+def test_tritons_aot_spelling_of_an_unspecialized_scalar_compiles_what_tritons_jit_does(run):
+    """`i32` alone, as Triton's AOT compiler takes it: an i32 that is neither 1 nor divisible by 16."""
+    add = f"{EXAMPLE_KERNELS / 'vector_ops.py'}:add_kernel"
+    aot = report(run("compile", add, "--target", "cuda:90", "--signature", "*fp32:16,*fp32:16,*fp32:16,i32,1024").stdout)
+    by_value = report(run("compile", add, "--target", "cuda:90", "--signature", "*fp32,*fp32,*fp32,1000,1024").stdout)
+    assert aot["signature"].split()[3] == "n:i32"
+    assert aot["hash"] == by_value["hash"] == ref.compiled_hash(kernel("vector_ops", "add_kernel"), add_args(1000))
+
+
+def test_tritons_aot_spellings_of_a_whole_call_are_the_values_it_stands_for(run):
+    # i32:16 (divisible by 16), fp32 and i1 (a bool) as Triton's AOT writes them.
+    aot = '*fp32:16,*fp32:unaligned,i32:16,1,fp32,i1,None,64,"fast"'
+    assert compile_plain_with(run, aot) == compile_plain(run)
+    # i32:1 stays a scalar fixed to i32 whose value is 1: a runtime i32, as Triton's JIT
+    # compiles a parameter annotated i32 given 1 (Triton's AOT would make it the constant 1).
+    assert compile_plain_with(run, PLAIN_ARGS.replace(",1,", ",i32:1,"))["signature"].split()[3] == "m:i32"
+
+
+@pytest.mark.parametrize("spelled, value", [("i64", 2**33 + 3), ("u64", 2**63 + 3)])
+def test_a_bare_wide_integer_type_is_tritons_unspecialized_scalar_of_that_type(run, spelled, value):
+    out = compile_plain_with(run, PLAIN_ARGS.replace("4096", spelled))
+    assert out["signature"].split()[2] == f"n:{spelled}"
+    args = plain_args()
+    args[2] = value
+    assert out["hash"] == ref.compiled_hash(kernel("signatures", "plain"), args)
+
+
+def test_every_scalar_type_can_be_spelled_bare(run):
+    out = compile_plain_with(run, '*fp32,*fp32,u32,i8,bf16,u1,None,64,"fast"')
+    assert out["signature"].split()[2:6] == ["n:u32", "m:i8", "f:bf16", "flag:u1"]
+    out = compile_plain_with(run, '*fp32,*fp32,u16,i16,fp64,i1,None,64,"fast"')
+    assert out["signature"].split()[2:6] == ["n:u16", "m:i16", "f:fp64", "flag:u1"]
+    out = compile_plain_with(run, '*fp32,*fp32,u8,i32,fp16,False,None,64,"fast"')
+    assert out["signature"].split()[2:5] == ["n:u8", "m:i32", "f:fp16"]
+
+
+def test_tritons_aot_target_with_its_warp_size_is_the_target(run):
+    assert compile_plain_with(run, PLAIN_ARGS, target="cuda:90:32") == compile_plain(run)
+    # Another warp size is an error (test_error_exits_non_zero_with_a_clear_message).
+
+
+# --- commands that cannot do what is asked say what can --------------------------------------
+
+
+def test_compile_of_an_autotuned_kernel_says_how_bundle_create_compiles_its_configs(run, tmp_path):
+    result = run("compile", f"{SIGNATURES}:tuned", "--target", "cuda:90", "--signature", "*fp32,100", check=False)
+    assert result.returncode == 1 and result.stdout == ""
+    assert "is autotuned (2 configs)" in result.stderr
+    assert "tritonrt bundle create OUT.trb --calls CALLS.json --target cuda:90" in result.stderr
+    # The calls file it spells out does what it says.
+    calls = re.search(r"CALLS\.json: (\[.*?\]), and run", result.stderr).group(1)
+    (tmp_path / "calls.json").write_text(calls)
+    created = run("bundle", "create", tmp_path / "tuned.trb", "--calls", tmp_path / "calls.json", "--target",
+                  "cuda:90", env={"TRITONRT_INDEX": "on", "TRITONRT_CACHE_DIR": str(tmp_path / "index")})
+    assert "[1/1] tuned for cuda:90: 2 artifacts" in created.stderr
+
+
+def test_compile_without_target_on_a_machine_without_gpu_says_to_pass_target(run):
+    try:
+        import ctypes
+        ctypes.CDLL("libcuda.so.1")
+        pytest.skip("this machine has a CUDA driver: compile without --target compiles for its GPU")
+    except OSError:
+        pass
+    result = run("compile", f"{SIGNATURES}:plain", "--signature", PLAIN_ARGS, check=False)
+    assert result.returncode == 1 and result.stdout == ""
+    assert "no --target given" in result.stderr and "pass --target, e.g. --target cuda:90" in result.stderr
+
+
+# --- bundle create -----------------------------------------------------------------------------------
+
+
+def test_bundle_create_with_calls_speaks_only_of_the_calls_kernels(run, tmp_path):
+    index = {"TRITONRT_INDEX": "on", "TRITONRT_CACHE_DIR": str(tmp_path / "index")}
+    # An unrelated kernel in the index, stale since its file changed.
+    (tmp_path / "other").mkdir()
+    other = tmp_path / "other" / "signatures.py"
+    other.write_text(SIGNATURES.read_text())
+    run("compile", f"{other}:plain", "--target", "cuda:90", "--signature", PLAIN_ARGS, env=index)
+    other.write_text(SIGNATURES.read_text() + "\nEDITED = 1\n")
+    (tmp_path / "vector_ops.py").write_text((EXAMPLE_KERNELS / "vector_ops.py").read_text())
+    (tmp_path / "calls.json").write_text('[{"kernel": "vector_ops.py:add_kernel", "signature": "*fp32,*fp32,*fp32,1000,1024"}]')
+    created = run("bundle", "create", tmp_path / "add.trb", "--calls", tmp_path / "calls.json", "--target", "cuda:90",
+                  env=index)
+    assert "skipped" not in created.stderr and str(other) not in created.stderr, created.stderr
+    # One kernel, one artifact: said in the singular.
+    assert f"{tmp_path / 'add.trb'}: 1 kernel, " in created.stdout
+    assert re.search(r"^  vector_ops:add_kernel  1 artifact \(\d+ bytes\), 0 tuning choices, 0 heuristic values, for "
+                     r"cuda:90$", created.stdout, re.M), created.stdout
+    # Packing the whole index still says what it left out.
+    everything = run("bundle", "create", tmp_path / "all.trb", "--target", "cuda:90", env=index)
+    assert re.search(rf"^tritonrt: skipped plain of {re.escape(str(other))}: ", everything.stderr, re.M), \
+        everything.stderr
+
+
+# --- --json: errors too ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args, kind, code, says",
+    [
+        pytest.param(compile_args(f"{SIGNATURES}:plain", target="tpu:1"), "TargetError", 1, "tpu", id="target"),
+        pytest.param(["signature", f"{KERNELS}/no_such_file.py:k"], "SourceError", 1, "no_such_file.py", id="source"),
+        pytest.param(compile_args(f"{SIGNATURES}:plain") + ["--num-warps", "x"], "UsageError", 2, "--num-warps",
+                     id="usage"),
+        pytest.param(["bundle", "list", "/nonexistent/x.trb"], "ArtifactError", 1, "x.trb", id="bundle-list"),
+    ],
+)
+def test_json_errors_are_json_on_stdout_and_text_on_stderr(run, args, kind, code, says):
+    result = run(*args, "--json", check=False)
+    assert result.returncode == code
+    error = json.loads(result.stdout)["error"]
+    assert error["kind"] == kind and error["exit_code"] == code
+    assert says in error["message"]
+    assert error["message"] in result.stderr  # the human message stays where it was
+
+
 # --- profiler ranges and the log ------------------------------------------------------------------
+
+
+def test_an_unknown_log_level_is_warned_about_once(run):
+    result = run("compile", f"{SIGNATURES}:plain", "--target", "cuda:90", "--signature", PLAIN_ARGS,
+                 env={"TRITONRT_LOG": "verbose"})
+    warning = "tritonrt: warning: TRITONRT_LOG=verbose is not a level tritonrt knows (off, warning, info, debug)"
+    assert result.stderr.count(warning) == 1, result.stderr
+    assert "TRITONRT_LOG" not in run("signature", f"{SIGNATURES}:plain", env={"TRITONRT_LOG": "warning"}).stderr
 
 
 def test_compiles_show_as_nvtx_ranges_and_in_the_log_with_durations(run, tmp_path):
