@@ -130,6 +130,7 @@ at::Tensor binary_cuda(const char* op, const A& a_arg, const char* a_name, const
 
 at::Tensor binary_meta(const char* op, const at::Tensor* a, const char* a_name, const at::Tensor& b, const char* b_name,
                        const c10::Scalar& alpha) {
+  check_meta_devices(op, {{a, a_name}, {&b, b_name}});
   const ScalarType result = binary_result(a, a_name, b, b_name, alpha, op);
   if (a == nullptr) return new_meta_tensor(b.sym_sizes(), result);
   return new_meta_tensor(at::infer_size_symdimvector(a->sym_sizes(), b.sym_sizes()), result);

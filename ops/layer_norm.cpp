@@ -73,6 +73,8 @@ at::Tensor layer_norm_cuda(const at::Tensor& input, at::IntArrayRef normalized_s
 
 at::Tensor layer_norm_meta(const at::Tensor& input, at::IntArrayRef normalized_shape,
                            const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& bias, double) {
+  check_meta_devices(op_names::layer_norm,
+                     {{&input, "input"}, {weight ? &*weight : nullptr, "weight"}, {bias ? &*bias : nullptr, "bias"}});
   check_layer_norm(input, normalized_shape, weight, bias);
   return new_meta_tensor(input.sym_sizes(), input.scalar_type());
 }

@@ -53,6 +53,7 @@ at::Tensor matmul_cuda(const at::Tensor& a, const at::Tensor& b) {
 }
 
 at::Tensor matmul_meta(const at::Tensor& a, const at::Tensor& b) {
+  check_meta_devices(op_names::matmul, {{&a, "a"}, {&b, "b"}});
   check_matmul(a, b);
   return new_meta_tensor({a.sym_size(0), b.sym_size(1)}, a.scalar_type());
 }

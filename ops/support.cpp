@@ -91,6 +91,24 @@ at::Tensor new_cuda_tensor(const torch::DeviceScope&, at::IntArrayRef sizes, c10
                                    c10::DispatchKeySet(c10::DispatchKey::CUDA), dtype, std::nullopt);
 }
 
+void check_meta_devices(const char* op, std::initializer_list<MetaArg> args) {
+  const MetaArg* first = nullptr;
+  for (const MetaArg& arg : args) {
+    if (arg.tensor == nullptr || !arg.tensor->defined()) continue;
+    const c10::Device device = arg.tensor->device();
+    if (device.is_cpu()) {
+      fail(op,
+           std::string("argument '") + arg.name + "' is a CPU tensor; tritonrt launches kernels on CUDA tensors only");
+    }
+    if (first == nullptr) {
+      first = &arg;
+    } else if (device != first->tensor->device()) {
+      fail(op, std::string("argument '") + arg.name + "' is on " + device.str() + " but argument '" + first->name +
+                   "' is on " + first->tensor->device().str() + "; the tensors must be on one device");
+    }
+  }
+}
+
 at::Tensor new_meta_tensor(c10::SymIntArrayRef sizes, c10::ScalarType dtype) {
   return at::empty_symint(sizes, at::TensorOptions().dtype(dtype).device(c10::DeviceType::Meta));
 }

@@ -7,6 +7,7 @@
 #include <c10/core/SymInt.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 
 #include "layout.h"
@@ -43,6 +44,16 @@ void check_float(const at::Tensor& t, const char* op, const char* name);
 /// for 16-bit floats, fp64 for double, and int64 for integers and bool (wrapping like the
 /// narrow type, then stored back narrowed).
 DType compute_dtype(c10::ScalarType t);
+
+/// The Meta kernels' counterpart of torch::TensorChecks' device rules, so that tracing refuses
+/// what running would: no CPU tensor (the CUDA kernels take none), and every tensor on the
+/// first one's device (meta, or a fake tensor's CUDA device). Null entries (absent optional
+/// tensors) are skipped.
+struct MetaArg {
+  const at::Tensor* tensor;
+  const char* name;
+};
+void check_meta_devices(const char* op, std::initializer_list<MetaArg> args);
 
 /// A new contiguous tensor on the scope's device, from torch's caching allocator.
 at::Tensor new_cuda_tensor(const torch::DeviceScope& scope, at::IntArrayRef sizes, c10::ScalarType dtype);

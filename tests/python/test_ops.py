@@ -114,6 +114,16 @@ META_ERRORS = {
     "matmul shapes": (lambda o: o.matmul(meta(3, 4, dtype=torch.float16), meta(3, 4, dtype=torch.float16)),
                       "cannot be multiplied"),
     "matmul dtype": (lambda o: o.matmul(meta(3, 4), meta(4, 3)), "takes Half or BFloat16"),
+    # A CPU tensor beside a meta one: the dispatcher picks the Meta kernel, which must refuse
+    # it as the CUDA kernel would (aten's add refuses it too), not answer a meta tensor.
+    "add meta and cpu": (lambda o: o.add(meta(3), torch.ones(3)),
+                         "argument 'other' is a CPU tensor; tritonrt launches kernels on CUDA tensors only"),
+    "add cpu 0-dim": (lambda o: o.add(meta(3), torch.tensor(2.0)), "argument 'other' is a CPU tensor"),
+    "axpy cpu y": (lambda o: o.axpy(meta(3), torch.ones(3)), "argument 'y' is a CPU tensor"),
+    "layer_norm cpu bias": (lambda o: o.layer_norm(meta(2, 3), [3], meta(3), torch.ones(3)),
+                            "argument 'bias' is a CPU tensor"),
+    "matmul cpu b": (lambda o: o.matmul(meta(3, 4, dtype=torch.float16), torch.ones(4, 3, dtype=torch.float16)),
+                     "argument 'b' is a CPU tensor"),
 }
 
 
