@@ -4,6 +4,8 @@
 #include <string>
 #include <string_view>
 
+#include "calls.h"
+
 namespace tritonrt::cli {
 namespace {
 
@@ -162,6 +164,25 @@ void print_bundle(std::ostream& out, const BundleInfo& info, bool json) {
     for (const auto& t : k.targets) out << " " << t;
     out << "\n    from " << k.source << "\n";
   }
+}
+
+std::string_view error_kind(const std::exception& e) {
+  if (dynamic_cast<const CallsError*>(&e) != nullptr) return "CallsError";
+  if (dynamic_cast<const SourceError*>(&e) != nullptr) return "SourceError";
+  if (dynamic_cast<const ArgumentError*>(&e) != nullptr) return "ArgumentError";
+  if (dynamic_cast<const CompileError*>(&e) != nullptr) return "CompileError";
+  if (dynamic_cast<const TargetError*>(&e) != nullptr) return "TargetError";
+  if (dynamic_cast<const ResourceError*>(&e) != nullptr) return "ResourceError";
+  if (dynamic_cast<const ArtifactError*>(&e) != nullptr) return "ArtifactError";
+  if (dynamic_cast<const PythonError*>(&e) != nullptr) return "PythonError";
+  if (dynamic_cast<const DriverError*>(&e) != nullptr) return "DriverError";
+  if (dynamic_cast<const Error*>(&e) != nullptr) return "Error";
+  return "InternalError";
+}
+
+std::string error_json(std::string_view kind, const std::string& message, int exit_code) {
+  const nlohmann::json doc = {{"error", {{"kind", kind}, {"message", message}, {"exit_code", exit_code}}}};
+  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace tritonrt::cli

@@ -3,7 +3,10 @@
 #pragma once
 
 #include <filesystem>
+#include <exception>
 #include <ostream>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "tritonrt/bundle.h"
@@ -21,5 +24,11 @@ void print_compile(std::ostream& out, const JitFunction& fn, const Artifact& art
 
 /// `tritonrt bundle list` (and what `bundle create` made): the bundle's kernels.
 void print_bundle(std::ostream& out, const BundleInfo& info, bool json);
+
+/// The kind of error `e` is, as a failed command's JSON names it: tritonrt's exception
+/// classes by name, a calls file's error as CallsError, anything else as InternalError.
+std::string_view error_kind(const std::exception& e);
+/// A failed command's report for --json: {"error": {"kind", "message", "exit_code"}}.
+std::string error_json(std::string_view kind, const std::string& message, int exit_code);
 
 }  // namespace tritonrt::cli

@@ -421,22 +421,6 @@ int checked_stdout(int code) {
   return 1;
 }
 
-// The kind of error `e` is, as the JSON of a failed command names it.
-std::string error_kind(const std::exception& e) {
-  if (dynamic_cast<const UsageError*>(&e) != nullptr) return "UsageError";
-  if (dynamic_cast<const tritonrt::cli::CallsError*>(&e) != nullptr) return "CallsError";
-  if (dynamic_cast<const tritonrt::SourceError*>(&e) != nullptr) return "SourceError";
-  if (dynamic_cast<const tritonrt::ArgumentError*>(&e) != nullptr) return "ArgumentError";
-  if (dynamic_cast<const tritonrt::CompileError*>(&e) != nullptr) return "CompileError";
-  if (dynamic_cast<const tritonrt::TargetError*>(&e) != nullptr) return "TargetError";
-  if (dynamic_cast<const tritonrt::ResourceError*>(&e) != nullptr) return "ResourceError";
-  if (dynamic_cast<const tritonrt::ArtifactError*>(&e) != nullptr) return "ArtifactError";
-  if (dynamic_cast<const tritonrt::PythonError*>(&e) != nullptr) return "PythonError";
-  if (dynamic_cast<const tritonrt::DriverError*>(&e) != nullptr) return "DriverError";
-  if (dynamic_cast<const tritonrt::Error*>(&e) != nullptr) return "Error";
-  return "InternalError";
-}
-
 // Whether the command line asks for JSON: looked for in the words themselves too, since a
 // command line CLI11 refused sets no flag.
 bool wants_json(int argc, char** argv, const Request& r) {
@@ -460,8 +444,8 @@ int main(int argc, char** argv) {
   const auto failed = [&](const std::exception& e, const std::string& message, const char* hint, int code) {
     std::cerr << message << "\n" << hint;
     if (!wants_json(argc, argv, request)) return code;
-    const nlohmann::json doc = {{"error", {{"kind", error_kind(e)}, {"message", message}, {"exit_code", code}}}};
-    const std::string text = doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    const std::string text = tritonrt::cli::error_json(
+        dynamic_cast<const UsageError*>(&e) != nullptr ? "UsageError" : tritonrt::cli::error_kind(e), message, code);
     if (results) {
       results->text.str(text);
       if (const std::string why = results->deliver(); !why.empty()) {
