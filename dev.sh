@@ -48,6 +48,8 @@ FUZZ_SECONDS=${TRITONRT_FUZZ_SECONDS:-30}
 # Any undefined behaviour stops the program, as an ASan report does, so no test can pass over it.
 SANITIZE_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
 
+STARTED=$(date +%s)
+
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
 die() { printf 'dev.sh: %s\n' "$*" >&2; exit 1; }
 
@@ -406,16 +408,26 @@ run_wheel() {
     "$core_seconds" "$torch_seconds" "$pytest_result")")
 }
 
+# timed STAGE ARGS...: runs a stage function, adding its duration to the summary line it wrote.
+timed() {
+  local begun
+  begun=$(date +%s)
+  "$@"
+  SUMMARY[-1]+="  [$(($(date +%s) - begun)) s]"
+}
+
 fuzz_all() {
   local harness
-  for harness in "${FUZZ_HARNESSES[@]}"; do run_fuzz "$harness"; done
+  for harness in "${FUZZ_HARNESSES[@]}"; do timed run_fuzz "$harness"; done
 }
 
 # summary LOGS...: the summary lines; exits 1, naming LOGS, when a step failed.
 summary() {
+  local took=$(($(date +%s) - STARTED))
   echo
   say "summary"
   printf '%s\n' "${SUMMARY[@]}"
+  printf 'took %d min %02d s in all (set-up and builds included)\n' $((took / 60)) $((took % 60))
   if ((FAILED)); then
     echo "FAILED (full logs: $*)"
     exit 1
@@ -425,18 +437,18 @@ summary() {
 
 test_all() {
   # 1. The pinned environment (what the GPU machine runs): every test; GPU tests skip without a GPU.
-  run_ctest "$BUILD/ (triton $(version_of "$VENV" triton), torch $(version_of "$VENV" torch))" "$BUILD" "$VENV"
+  timed run_ctest "$BUILD/ (triton $(version_of "$VENV" triton), torch $(version_of "$VENV" torch))" "$BUILD" "$VENV"
   # 2. The newest Triton, without torch: the core's CPU tests and pytest. The front end's tests
   # (pytest_frontend) compare with Triton 3.6's own launch path, the GPU machine's, and read its
   # internals (the binder, the driver's launcher): they run in 1. only.
-  run_ctest "$BUILD_LATEST/ (triton $(version_of "$VENV_LATEST" triton), no torch)" "$BUILD_LATEST" \
+  timed run_ctest "$BUILD_LATEST/ (triton $(version_of "$VENV_LATEST" triton), no torch)" "$BUILD_LATEST" \
     "$VENV_LATEST" -L cpu -E pytest_frontend
   # 3. The parsers of outside text, fuzzed; 4. the CPU tests under AddressSanitizer + UBSan.
   fuzz_all
-  run_sanitize
+  timed run_sanitize
   # 5. The package as its users consume it: from CMake, and from pip.
-  run_consumers
-  run_wheel
+  timed run_consumers
+  timed run_wheel
   summary "$BUILD/dev-ctest.log, $BUILD_LATEST/dev-ctest.log, $BUILD_FUZZ/fuzz_*.log, $BUILD_ASAN/dev-ctest.log," \
     "$BUILD_CONSUMERS/consumers.log, $BUILD_WHEEL/wheel.log"
 }

@@ -275,9 +275,10 @@ struct Request {
       {fn.signature().name},
       "is autotuned ({} config{}): which one a call compiles to is decided by tuning on a GPU. To compile every "
       "config for a target, write the call into a calls file, CALLS.json: [{}], and run: tritonrt bundle create "
-      "OUT.trb --calls CALLS.json --target {} (in C++: JitFunction::compile_configs)",
+      "OUT.trb --calls CALLS.json --target {} (in C++: JitFunction::compile_configs). To compile one config, name "
+      "the kernel under its decorator, as Python's {}.fn, and pass the config's values: tritonrt compile {}:{}.fn",
       configs, configs == 1 ? "" : "s", call.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-      r.target.empty() ? "cuda:90" : r.target);
+      r.target.empty() ? "cuda:90" : r.target, fn.signature().name, source, fn.signature().name);
 }
 
 void define_commands(CLI::App& app, Request& r) {

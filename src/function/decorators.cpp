@@ -96,8 +96,14 @@ void bind_call(std::span<const Arg> given, Resolution& r) {
   const auto& call = kernel.call_params;
   const std::size_t params = kernel.signature.params.size();
   if (given.size() > call.size()) {
-    raise<ArgumentError>({kernel.signature.name}, "takes {} argument{} (its decorators set {} more), {} were given",
-                         call.size(), call.size() == 1 ? "" : "s", params - call.size(), given.size());
+    // Passing what the decorators set (one chosen config, say) is a call of the kernel under
+    // them, as Python's `kernel.fn[grid](...)`: named here by its attribute path.
+    raise<ArgumentError>({kernel.signature.name},
+                         "takes {} argument{} (its decorators set {} more), {} were given; to pass those too, get "
+                         "the kernel under its decorators by its attribute path, as Python calls kernel.fn: "
+                         "JitFunction::get(source, \"{}.fn\") (.fn once per decorator)",
+                         call.size(), call.size() == 1 ? "" : "s", params - call.size(), given.size(),
+                         kernel.signature.name);
   }
   r.count = params;
   for (std::size_t i = 0; i < params; ++i) {

@@ -102,7 +102,9 @@ TEST(Errors, AutotunedKernelsTuneOnAGpuOnly) {
   EXPECT_EQ(fn.signature().decorators[0].configs, 2u);
   EXPECT_ERROR(ArgumentError, fn.specialize(fptr(16), 100), "'tuned'", "autotuned", "compile_configs");
   EXPECT_ERROR(ArgumentError, fn.specialize(fptr(16), 100, 64), "'tuned'",
-               "takes 2 arguments (its decorators set 1 more)");
+               "takes 2 arguments (its decorators set 1 more)", "JitFunction::get(source, \"tuned.fn\")");
+  // What the hint says works: the kernel under its decorator takes BLOCK from the call.
+  EXPECT_EQ(JitFunction::get(kSig, "tuned.fn").specialize(fptr(16), 100, 64).params[2].value, "64");
 }
 
 TEST(Errors, TritonCompileErrorIsCarriedThrough) {

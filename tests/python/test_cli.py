@@ -37,7 +37,11 @@ def plain_args():
 
 
 def kernel(module, name):
-    return getattr(importlib.import_module(module), name)
+    """`name` of `module`, an attribute path such as `tuned.fn` (the kernel under a decorator)."""
+    found = importlib.import_module(module)
+    for part in name.split("."):
+        found = getattr(found, part)
+    return found
 
 
 @pytest.fixture(scope="session")
@@ -167,6 +171,12 @@ def test_compile_stores_the_binary_in_tritons_cache_folder(run, cache_dir):
                      lambda: [fp32(), fp32(), 32, 1, fp32(), 16], {}, "cuda:90", id="unspecialized"),
         pytest.param("pkg.scale", "double_kernel", "*fp32,100,128", lambda: [fp32(), 100, 128], {}, "cuda:90",
                      id="package"),
+        # One config of an autotuned kernel, and a heuristics kernel's value passed by hand: the
+        # kernel under its decorator, as Python's kernel.fn[grid](...) calls it.
+        pytest.param("signatures", "tuned.fn", "*fp32,100,128", lambda: [fp32(), 100, 128], {"num_warps": 8},
+                     "cuda:90", id="autotuned-fn"),
+        pytest.param("signatures", "heuristic.fn", "*fp32,100,False,32", lambda: [fp32(), 100, False, 32], {},
+                     "cuda:90", id="heuristics-fn"),
     ],
 )
 def test_compile_hash_equals_tritons_jit(run, source, name, signature, args, options, target):
@@ -427,6 +437,10 @@ def test_compile_of_an_autotuned_kernel_says_how_bundle_create_compiles_its_conf
     created = run("bundle", "create", tmp_path / "tuned.trb", "--calls", tmp_path / "calls.json", "--target",
                   "cuda:90", env={"TRITONRT_INDEX": "on", "TRITONRT_CACHE_DIR": str(tmp_path / "index")})
     assert "[1/1] tuned for cuda:90: 2 artifacts" in created.stderr
+    # And the one-config form it names compiles.
+    one = re.search(r"tritonrt compile (\S+\.fn)", result.stderr).group(1)
+    assert one == f"{SIGNATURES}:tuned.fn"
+    assert report(run("compile", one, "--target", "cuda:90", "--signature", "*fp32,100,64").stdout)["hash"]
 
 
 def test_compile_without_target_on_a_machine_without_gpu_says_to_pass_target(run):
