@@ -55,27 +55,27 @@ bool skippable(const Error& e) {
          (driver != nullptr && driver->code() == kLaunchOutOfResources);
 }
 
-// A skipped config as "none of its configs ran" lists it: the error's first line, then the
-// text after it (Triton's message with its caret line, say) indented beneath, or, where an
-// earlier config failed with the same text, that config named instead of the text again.
-// `shown` holds (text, config) for each text listed so far.
-std::string config_failure(const std::string& config, std::string_view what,
-                           std::vector<std::pair<std::string, std::string>>& shown) {
-  const std::size_t cut = what.find('\n');
-  std::string line = "{" + config + "}: " + std::string(what.substr(0, cut));
-  if (cut == std::string_view::npos) return line;
-  const std::string text(what.substr(cut + 1));
-  for (const auto& [earlier, who] : shown) {
-    if (earlier == text) return line + " (the same text as {" + who + "} above)";
+// What "none of its configs ran" says of the configs' failures, given as (config, why): each
+// distinct reason once, after the configs it stopped; its first line on theirs, the text after
+// it (Triton's message with its caret line, say) indented beneath as one block.
+std::string failure_report(const std::vector<std::pair<std::string, std::string>>& failures) {
+  std::vector<std::pair<std::string_view, std::string>> reasons;  // why, and the configs it stopped
+  for (const auto& [config, why] : failures) {
+    auto same = std::find_if(reasons.begin(), reasons.end(), [&](const auto& reason) { return reason.first == why; });
+    if (same == reasons.end()) same = reasons.insert(reasons.end(), {why, ""});
+    same->second += (same->second.empty() ? "{" : ", {") + config + "}";
   }
-  shown.emplace_back(text, config);
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t end = std::min(text.find('\n', start), text.size());
-    line.append("\n    ").append(text, start, end - start);
-    start = end + 1;
+  std::string report;
+  for (const auto& [why, configs] : reasons) {
+    const std::size_t cut = std::min(why.find('\n'), why.size());
+    report.append("\n  ").append(configs).append(": ").append(why.substr(0, cut));
+    for (std::size_t start = cut + 1; start <= why.size() && cut < why.size();) {
+      const std::size_t end = std::min(why.find('\n', start), why.size());
+      report.append("\n    ").append(why.substr(start, end - start));
+      start = end + 1;
+    }
   }
-  return line;
+  return report;
 }
 
 // Tuning's progress lines: at info level, or whatever the level with TRITON_PRINT_AUTOTUNING.
@@ -255,12 +255,12 @@ std::size_t Autotune::tune(std::vector<Arg> key, std::uint64_t hash, Resolution&
 }
 
 void Autotune::time_candidates(const std::vector<std::size_t>& candidates, Resolution& r, TrialMaker& function,
-                               std::vector<std::array<double, 3>>& timings, std::vector<std::string>& failures) const {
+                               std::vector<std::array<double, 3>>& timings,
+                               std::vector<std::pair<std::string, std::string>>& failures) const {
   const auto& tuner = kernel_.layers[layer_];
   const Progress progress(kernel_, layer_);
   void* const stream = r.launch->stream;
   const ArgumentRestore restore(kernel_, tuner, r, stream);
-  std::vector<std::pair<std::string, std::string>> shown;  // the failures' texts listed so far
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     const std::size_t c = candidates[i];
     const auto& config = tuner.configs[c];
@@ -285,8 +285,9 @@ void Autotune::time_candidates(const std::vector<std::size_t>& candidates, Resol
       progress.say("config {}: {:f} ms", config.text, timings[i][0]);
     } catch (const Error& e) {
       if (!skippable(e)) throw;
-      failures.push_back(config_failure(config.text, e.what(), shown));
-      progress.say("skipped config {}", failures.back());
+      failures.emplace_back(config.text, e.what());
+      const std::string_view why = failures.back().second;
+      progress.say("skipped config {}: {}", config.text, why.substr(0, why.find('\n')));
     }
   }
 }
@@ -322,7 +323,7 @@ std::size_t Autotune::run_tuning(const std::vector<Arg>& key, Resolution& r, Tri
   const bool persist = tuner.cache_results && !key.empty() && !hooks_in_configs;
   const double inf = std::numeric_limits<double>::infinity();
   std::vector<std::array<double, 3>> timings(candidates.size(), {inf, inf, inf});
-  std::vector<std::string> failures;
+  std::vector<std::pair<std::string, std::string>> failures;
   bool from_file = false;
   if (persist) {
     GilReleased unlocked;
@@ -339,10 +340,8 @@ std::size_t Autotune::run_tuning(const std::vector<Arg>& key, Resolution& r, Tri
   if (!from_file) time_candidates(candidates, r, function, timings, failures);
   const auto best = std::min_element(timings.begin(), timings.end(), faster);
   if (!std::isfinite((*best)[0])) {
-    std::string why;
-    for (const auto& f : failures) why += "\n  " + f;
     raise<CompileError>(site, "none of its {} autotune configs ran for key {}:{}", candidates.size(), key_text(key),
-                        why);
+                        failure_report(failures));
   }
   const std::size_t chosen = candidates[static_cast<std::size_t>(best - timings.begin())];
   if (!from_file) {

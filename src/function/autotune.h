@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "function/decorators.h"
@@ -52,9 +53,11 @@ class Autotune {
   [[gnu::cold]] std::size_t tune(std::vector<Arg> key, std::uint64_t hash, Resolution& r, TrialMaker& function) const;
   std::size_t run_tuning(const std::vector<Arg>& key, Resolution& r, TrialMaker& function) const;
   /// Each candidate's timings (median, 20th, 80th percentile): `timings`' entries stay
-  /// infinite for those skipped, as Triton skips configs that do not compile or fit.
+  /// infinite for those skipped, as Triton skips configs that do not compile or fit, and
+  /// `failures` gets (config, why) for each of them.
   void time_candidates(const std::vector<std::size_t>& candidates, Resolution& r, TrialMaker& function,
-                       std::vector<std::array<double, 3>>& timings, std::vector<std::string>& failures) const;
+                       std::vector<std::array<double, 3>>& timings,
+                       std::vector<std::pair<std::string, std::string>>& failures) const;
 
   const KernelDescription& kernel_;
   std::size_t layer_;
