@@ -13,8 +13,10 @@
 #                      (build-asan/), run the CPU tests + pytest there
 #   ./dev.sh consumers install build/, move the install, and build and run the projects of
 #                      tests/consumers against it (build-consumers/)
-#   ./dev.sh wheel     `pip install .` into a fresh virtual environment (build-wheel/venv),
-#                      build examples/custom_op against it, run the installed package's tests
+#   ./dev.sh wheel     the READMEs' install and build blocks as written (wheel-check), in a
+#                      fresh virtual environment without torch (build-wheel/venv): the core,
+#                      a C++ program on it, the torch parts, examples/custom_op; then the
+#                      installed package's tests
 #   ./dev.sh setup     set up and build only
 #
 # Overrides (all optional):
@@ -35,10 +37,11 @@ BUILD_LATEST=build-latest
 BUILD_ASAN=build-asan               # .venv, AddressSanitizer + UBSan, no torch
 BUILD_FUZZ=build-fuzz               # tests/fuzz alone, built with clang
 BUILD_CONSUMERS=build-consumers     # an install of build/, moved, and tests/consumers built against it
-BUILD_WHEEL=build-wheel             # a fresh venv with `pip install .`, and examples/custom_op built on it
+BUILD_WHEEL=build-wheel             # a fresh venv with the READMEs' pip installs, and what they build on it
 BUILD_TYPE=${CMAKE_BUILD_TYPE:-RelWithDebInfo}
 JOBS=${CTEST_PARALLEL_LEVEL:-$(nproc)}
-APT_PACKAGES=(cmake g++ ninja-build nlohmann-json3-dev libgtest-dev libcli11-dev libfmt-dev)
+# make: the READMEs' CMake commands use CMake's default generator.
+APT_PACKAGES=(cmake g++ make ninja-build nlohmann-json3-dev libgtest-dev libcli11-dev libfmt-dev)
 # For `fuzz`: clang with libFuzzer and its sanitizer runtimes, and llvm-symbolizer for the stacks.
 FUZZ_APT_PACKAGES=(clang-14 libclang-rt-14-dev llvm-14)
 FUZZ_CXX=clang++-14
@@ -338,11 +341,15 @@ run_consumers() {
 # in FILE, as written there (run_wheel runs or writes the README's own text, never a copy).
 readme_block() {
   local text
+  # The fence must be the marker's next line, and close: anything else is no block at all.
   text=$(awk -v marker="<!-- wheel-check: $2 -->" '
-    $0 == marker { armed = 1; next }
-    armed && /^```/ { if (inside) exit; inside = 1; next }
-    inside { print }' "$1")
-  [[ -n $text ]] || { echo "dev.sh: $1 has no block marked <!-- wheel-check: $2 -->" >&2; return 1; }
+    { sub(/\r$/, "") }
+    inside && /^```/ { closed = 1; exit }
+    inside { print; next }
+    armed { if (/^```/) { inside = 1; armed = 0; next } exit }
+    $0 == marker { armed = 1 }
+    END { if (!closed) exit 1 }' "$1") && [[ -n $text ]] ||
+    { echo "dev.sh: $1 has no closed block right under <!-- wheel-check: $2 -->" >&2; return 1; }
   printf '%s\n' "$text"
 }
 
@@ -375,19 +382,21 @@ run_wheel() {
   {
     "$BASE_PYTHON" -m venv "$venv" && step="README: install-core" && SECONDS=0 &&
       in_venv "$venv" "$ROOT" install-core README.md && core_seconds=$SECONDS &&
-      step="no torch after the core install" && ! "$venv/bin/python" -c "import torch" 2>/dev/null &&
+      step="no torch after the core install" &&
+      clean_env "$venv/bin/python" -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("torch") is not None)' &&
       step="README: the minimal C++ program" &&
       readme_block README.md my_app/CMakeLists.txt >"$dir/my_app/CMakeLists.txt" &&
       readme_block README.md my_app/main.cpp >"$dir/my_app/main.cpp" &&
-      cp -r "$ROOT/examples" "$dir/examples" && in_venv "$venv" "$dir" my_app README.md &&
+      mkdir -p "$dir/examples" && cp -r "$ROOT/examples/kernels" "$dir/examples/kernels" &&
+      in_venv "$venv" "$dir" my_app README.md &&
       step="import tritonrt.ops without torch" &&
       refusal=$(clean_env "$venv/bin/python" -c "import tritonrt.ops" 2>&1 || true) && echo "$refusal" &&
       [[ $refusal == *"ImportError: tritonrt was built without torch"* ]] &&
       step="README: install-torch" && SECONDS=0 && in_venv "$venv" "$ROOT" install-torch README.md &&
       torch_seconds=$SECONDS && step="examples/custom_op/README.md: custom-op" &&
-      clean_env "$venv/bin/pip" install $(grep -E "^(pytest|numpy)==" requirements.txt) &&
-      cp -r "$ROOT/examples/custom_op" "$dir/custom_op" &&
-      in_venv "$venv" "$dir/custom_op" custom-op examples/custom_op/README.md && step="pytest"
+      cp -r "$ROOT/examples/custom_op" "$dir/custom_op" && rm -rf "$dir/custom_op/build" &&
+      in_venv "$venv" "$dir/custom_op" custom-op examples/custom_op/README.md && step="pytest" &&
+      clean_env "$venv/bin/pip" install $(grep -E "^(pytest|numpy)==" requirements.txt)
   } >>"$log" 2>&1 || status=1
   if ((status == 0)); then
     # From the venv's folder: nothing of the source tree is importable but what the tests name.

@@ -51,10 +51,11 @@ constexpr const char* kSignatureHelp = R"(ARGS describes one call, comma-separat
   True, False, None    a bool, None
   'text'               a string (constexpr parameters)
   dtype:fp16           a dtype (constexpr parameters), e.g. tl.float16
-  i64:7                a scalar whose type is fixed (as tritonrt::scalar): Triton's AOT i32:16
-                       (divisible by 16) means the same; its i32:1 (the constant 1) is 1 here
+  i64:7                a scalar whose type is fixed (as tritonrt::scalar), specialized by its
+                       value as Triton's JIT does: Triton's AOT i32:16 (divisible by 16) means
+                       the same; i32:1 is a runtime i32 of value 1 (the AOT constant 1 is 1)
   i32, fp16, i1, ...   a scalar of that type that Triton does not specialize (Triton's AOT
-                       spelling; the same as i32:3, fp16:0.5, u1:False)
+                       spelling; the same as i32:3, fp16:0.5, u1:0)
 Trailing arguments may be omitted when the kernel gives them defaults.
 SOURCE is a .py file or an importable module (package.module), found from the current
 folder first, as `python -m` finds it.
@@ -186,6 +187,11 @@ void create(std::ostream& out, const std::filesystem::path& file, tritonrt::Bund
     if (filter.targets.empty()) usage_error("bundle create --calls needs --target");
     if (!filter.kernels.empty() || !filter.hashes.empty()) usage_error("--calls takes no --kernel or --hash");
     const auto calls = tritonrt::cli::read_calls(calls_file);
+    // A module named in the calls file is found from the current folder first, as on the
+    // command line (the entry `compile` suggests for an autotuned kernel may name one).
+    if (std::any_of(calls.begin(), calls.end(), [](const auto& call) { return names_a_module(call.source); })) {
+      search_current_folder_first();
+    }
     const std::size_t total = calls.size() * filter.targets.size();
     std::size_t done = 0;
     for (const auto& call : calls) {
@@ -451,6 +457,7 @@ int main(int argc, char** argv) {
       results->text.str(text);
       if (const std::string why = results->deliver(); !why.empty()) {
         std::cerr << "tritonrt: could not write the error to standard output: " << why << "\n";
+        return 1;  // as for any failed write to stdout
       }
       return code;
     }

@@ -69,9 +69,12 @@ std::string failure_report(const std::vector<std::pair<std::string, std::string>
   for (const auto& [why, configs] : reasons) {
     const std::size_t cut = std::min(why.find('\n'), why.size());
     report.append("\n  ").append(configs).append(": ").append(why.substr(0, cut));
-    for (std::size_t start = cut + 1; start <= why.size() && cut < why.size();) {
-      const std::size_t end = std::min(why.find('\n', start), why.size());
-      report.append("\n    ").append(why.substr(start, end - start));
+    std::string_view text = cut < why.size() ? why.substr(cut + 1) : std::string_view();
+    while (text.ends_with('\n')) text.remove_suffix(1);
+    for (std::size_t start = 0; !text.empty() && start <= text.size();) {
+      const std::size_t end = std::min(text.find('\n', start), text.size());
+      report.append("\n");
+      if (end > start) report.append("    ").append(text.substr(start, end - start));
       start = end + 1;
     }
   }

@@ -101,9 +101,9 @@ void bind_call(std::span<const Arg> given, Resolution& r) {
     raise<ArgumentError>({kernel.signature.name},
                          "takes {} argument{} (its decorators set {} more), {} were given; to pass those too, get "
                          "the kernel under its decorators by its attribute path, as Python calls kernel.fn: "
-                         "JitFunction::get(source, \"{}.fn\") (.fn once per decorator)",
+                         "JitFunction::get(source, \"{}.fn\"), or SOURCE:{}.fn in the CLI (.fn once per decorator)",
                          call.size(), call.size() == 1 ? "" : "s", params - call.size(), given.size(),
-                         kernel.signature.name);
+                         kernel.signature.name, kernel.signature.name);
   }
   r.count = params;
   for (std::size_t i = 0; i < params; ++i) {

@@ -160,8 +160,9 @@ BundleInfo create_bundle(const std::filesystem::path& out, const BundleFilter& f
     if (wanted_kernel(filter, listing.source, listing.name)) writer.add(listing);
   }
   if (writer.empty()) {
+    // Here every record left out may be the reason, a damaged one that names no kernel too.
     std::string why = "nothing in the index " + index->dir().string() + " matches";
-    for (const auto& line : skipped) why += "\n  skipped " + line;
+    for (const auto& s : skipped_kernels) why += "\n  skipped " + s.line;
     detail::raise<ArtifactError>({}, "cannot create the bundle {}: {}", out.string(), why);
   }
   if (const std::string why = detail::write_whole_file(out, writer.file()); !why.empty()) {

@@ -183,6 +183,7 @@ TEST_F(Tuning, NoConfigRunningIsACompileErrorSayingWhyForEach) {
     EXPECT_EQ(message.find(source, at + 1), std::string::npos) << message;
     const auto caret = message.find('\n', at + 1) + 1;
     EXPECT_EQ(message.substr(caret, message.find('\n', caret) - caret), std::string(4 + 11, ' ') + "^") << message;
+    ASSERT_NE(message.find("compiling for cuda:90"), std::string::npos) << message;
     EXPECT_EQ(message.find("compiling for cuda:90"), message.rfind("compiling for cuda:90")) << message;
   }
 }

@@ -64,7 +64,6 @@ def test_syntax_error_is_shown_as_python_shows_it(compile_error, tmp_path):
     assert any(line.strip() == "^" for line in python_says), python_says
 
 
-
 def test_ptxas_failure_keeps_its_lines_after_the_summary(compile_error):
     # maxnreg 0 passes Triton's checks and fails in ptxas: Triton's text spans several lines.
     lines = compile_error(KERNELS / "hostile" / "fill.py", "fill", "*fp32,100", "--maxnreg", "0")

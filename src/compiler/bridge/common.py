@@ -8,7 +8,8 @@ import traceback
 import types
 
 # What the package offers C++.
-__all__ = ["KernelSourceError", "KernelNotFoundError", "TargetError", "CompileFailure", "CacheEntryError", "one_line"]
+__all__ = ["KernelSourceError", "KernelNotFoundError", "TargetError", "CompileFailure", "CacheEntryError", "one_line",
+           "with_details", "summary_and_text", "user_traceback"]
 
 
 class KernelSourceError(Exception):
@@ -81,7 +82,7 @@ def summary_and_text(exc):
     return " ".join(summary.split()), text
 
 
-def _leads_to_user_code(frame):
+def _is_bridge_or_import_frame(frame):
     """Whether a traceback frame is the bridge's or the import system's, not the user's."""
     name = frame.f_globals.get("__name__") or ""
     return name.startswith("_tritonrt_bridge") or frame.f_code.co_filename.startswith("<frozen importlib")
@@ -94,7 +95,7 @@ def user_traceback(exc):
         kept = []
         tb = exc.__traceback__
         while tb is not None:
-            if not _leads_to_user_code(tb.tb_frame):
+            if not _is_bridge_or_import_frame(tb.tb_frame):
                 kept.append(tb)
             tb = tb.tb_next
         rebuilt = None
