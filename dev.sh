@@ -22,7 +22,7 @@
 # Overrides (all optional):
 #   TRITONRT_DEV_PYTHON   base interpreter for the virtual environments (default: Python 3.12)
 #   TRITONRT_DEV_NO_APT=1 never call apt-get (missing packages become an error)
-#   TRITONRT_FUZZ_SECONDS seconds each fuzzer runs (default 30)
+#   TRITONRT_FUZZ_SECONDS seconds each fuzzer runs (default 20)
 #   CMAKE_BUILD_TYPE      default RelWithDebInfo
 #   CMAKE_BUILD_PARALLEL_LEVEL, CTEST_PARALLEL_LEVEL   honoured by cmake / ctest
 set -euo pipefail
@@ -40,14 +40,15 @@ BUILD_CONSUMERS=build-consumers     # an install of build/, moved, and tests/con
 BUILD_WHEEL=build-wheel             # a fresh venv with the READMEs' pip installs, and what they build on it
 BUILD_TYPE=${CMAKE_BUILD_TYPE:-RelWithDebInfo}
 JOBS=${CTEST_PARALLEL_LEVEL:-$(nproc)}
-# make: the READMEs' CMake commands use CMake's default generator.
-APT_PACKAGES=(cmake g++ make ninja-build nlohmann-json3-dev libgtest-dev libcli11-dev libfmt-dev)
+# make: the READMEs' CMake commands use CMake's default generator. ccache: the builds of one run
+# share what they compile alike (build/ and build-latest/'s core, the two pip builds' core).
+APT_PACKAGES=(cmake g++ make ninja-build ccache nlohmann-json3-dev libgtest-dev libcli11-dev libfmt-dev)
 # For `fuzz`: clang with libFuzzer and its sanitizer runtimes, and llvm-symbolizer for the stacks.
 FUZZ_APT_PACKAGES=(clang-14 libclang-rt-14-dev llvm-14)
 FUZZ_CXX=clang++-14
 FUZZ_SYMBOLIZER=/usr/lib/llvm-14/bin/llvm-symbolizer
 FUZZ_HARNESSES=(metadata target signature bridge bundle index calls)  # tests/fuzz/fuzz_<name>.cpp, corpus/<name>/
-FUZZ_SECONDS=${TRITONRT_FUZZ_SECONDS:-30}
+FUZZ_SECONDS=${TRITONRT_FUZZ_SECONDS:-20}
 # Any undefined behaviour stops the program, as an ASan report does, so no test can pass over it.
 SANITIZE_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
 
@@ -55,6 +56,13 @@ STARTED=$(date +%s)
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
 die() { printf 'dev.sh: %s\n' "$*" >&2; exit 1; }
+
+# Compiles through ccache where it is installed (CMake reads this for every configure, pip's
+# builds included); build folders of one checkout share their entries (the same source
+# compiled with the same flags in build/ and build-latest/).
+if command -v ccache >/dev/null; then
+  export CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_C_COMPILER_LAUNCHER=ccache CCACHE_NOHASHDIR=true
+fi
 
 # The programs under test read these to pick an interpreter; each build must use its own venv.
 clean_env() { env -u VIRTUAL_ENV -u TRITONRT_PYTHON -u PYTHONHOME -u PYTHONPATH "$@"; }
@@ -393,7 +401,10 @@ run_wheel() {
       refusal=$(clean_env "$venv/bin/python" -c "import tritonrt.ops" 2>&1 || true) && echo "$refusal" &&
       [[ $refusal == *"ImportError: tritonrt was built without torch"* ]] &&
       step="README: install-torch" && SECONDS=0 && in_venv "$venv" "$ROOT" install-torch README.md &&
-      torch_seconds=$SECONDS && step="examples/custom_op/README.md: custom-op" &&
+      torch_seconds=$SECONDS && step="the exported targets name no path of the gone build environment" &&
+      ! grep -nE '(INTERFACE|IMPORTED)_[A-Z_]+ "(/|[^"]*;/)' \
+        "$venv"/lib/python*/site-packages/tritonrt/lib/cmake/tritonrt/*Targets*.cmake &&
+      step="examples/custom_op/README.md: custom-op" &&
       cp -r "$ROOT/examples/custom_op" "$dir/custom_op" && rm -rf "$dir/custom_op/build" &&
       in_venv "$venv" "$dir/custom_op" custom-op examples/custom_op/README.md && step="pytest" &&
       clean_env "$venv/bin/pip" install $(grep -E "^(pytest|numpy)==" requirements.txt)

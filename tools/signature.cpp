@@ -180,7 +180,7 @@ Arg parse_token(std::string_view token, std::deque<std::string>& strings) {
   // (`i32`, `fp16`): a value of that type that Triton's rules key as nothing special, neither
   // the constant 1 nor divisible by 16.
   if (const auto t = parse_dtype(canonical_type(token))) {
-    if (*t == DType::u1) return scalar(*t, false).arg;
+    if (*t == DType::u1) return scalar(*t, std::int64_t{0}).arg;  // as u1:0 reads
     if (is_floating(*t)) return scalar(*t, 0.5).arg;
     if (!to_string(*t).starts_with("fp")) return scalar(*t, 3).arg;  // the integer types
     fail("a bare type stands for a runtime scalar, and fp8 types are not scalar types", token);
