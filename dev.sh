@@ -57,12 +57,14 @@ STARTED=$(date +%s)
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
 die() { printf 'dev.sh: %s\n' "$*" >&2; exit 1; }
 
-# Compiles through ccache where it is installed (CMake reads this for every configure, pip's
-# builds included); build folders of one checkout share their entries (the same source
-# compiled with the same flags in build/ and build-latest/).
-if command -v ccache >/dev/null; then
-  export CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_C_COMPILER_LAUNCHER=ccache CCACHE_NOHASHDIR=true
-fi
+# use_ccache: compiles through ccache where it is installed (CMake reads these variables at each
+# first configure, pip's builds included); build folders of one checkout share their entries
+# (the same source compiled with the same flags in build/ and build-latest/).
+use_ccache() {
+  if command -v ccache >/dev/null; then
+    export CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_C_COMPILER_LAUNCHER=ccache CCACHE_NOHASHDIR=true
+  fi
+}
 
 # The programs under test read these to pick an interpreter; each build must use its own venv.
 clean_env() { env -u VIRTUAL_ENV -u TRITONRT_PYTHON -u PYTHONHOME -u PYTHONPATH "$@"; }
@@ -187,6 +189,7 @@ ensure_build() {
 setup_system() {
   apt_install "${APT_PACKAGES[@]}"
   check_cuda_headers
+  use_ccache
 }
 
 setup_pinned() {
