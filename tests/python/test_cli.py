@@ -3,6 +3,7 @@
 The binary is taken from $TRITONRT_BUILD_DIR/tools/tritonrt (default: <repo>/build), so the
 same tests run against every build (the latest-Triton build sets TRITONRT_BUILD_DIR).
 """
+import hashlib
 import importlib
 import json
 import os
@@ -441,6 +442,21 @@ def test_compile_of_an_autotuned_kernel_says_how_bundle_create_compiles_its_conf
     one = re.search(r"tritonrt compile (\S+\.fn)", result.stderr).group(1)
     assert one == f"{SIGNATURES}:tuned.fn"
     assert report(run("compile", one, "--target", "cuda:90", "--signature", "*fp32,100,64").stdout)["hash"]
+
+
+def test_bundle_create_that_matches_nothing_names_every_record_left_out(run, tmp_path):
+    """A record too damaged to name its kernel may be the one asked for: the error says so."""
+    index = tmp_path / "index"
+    (index / "v2" / "damaged").mkdir(parents=True)
+    # A whole record (header and checksum right) whose kernel fields are missing.
+    body = b'{"something": "else"}'
+    header = f"tritonrt-index 2 kernel {len(body)} 0 {hashlib.sha256(body).hexdigest()}\n".encode()
+    (index / "v2" / "damaged" / "kernel").write_bytes(header + body)
+    result = run("bundle", "create", tmp_path / "x.trb", "--kernel", f"{SIGNATURES}:plain", check=False,
+                 env={"TRITONRT_INDEX": "on", "TRITONRT_CACHE_DIR": str(index)})
+    assert result.returncode == 1 and not (tmp_path / "x.trb").exists()
+    assert "nothing in the index" in result.stderr
+    assert f"skipped {index / 'v2' / 'damaged'}: " in result.stderr, result.stderr
 
 
 def test_compile_without_target_on_a_machine_without_gpu_says_to_pass_target(run):
