@@ -53,7 +53,8 @@ Target Target::parse(std::string_view text) {
     if (warp_text->empty() || error != std::errc() || end != warp_text->data() + warp_text->size()) {
       fail("the part after BACKEND:ARCH is the warp size, a number such as 32");
     }
-    if (warp != t.warp_size) {
+    // Written as Triton writes it (32, not 032 or +32), so the text is the target's own.
+    if (warp != t.warp_size || *warp_text != std::to_string(t.warp_size)) {
       fail(fmt::format("{} runs {}-wide warps, not {}", t.str(), t.warp_size, *warp_text));
     }
   }

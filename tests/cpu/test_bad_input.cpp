@@ -171,6 +171,8 @@ TEST(BadInput, TritonsAotTargetWithWarpSizeIsTakenWhenItIsTheArchitecturesOwn) {
   EXPECT_NE(cuda.find("cuda:90 runs 32-wide warps, not 64"), std::string::npos) << cuda;
   const std::string hip = error_of<TargetError>([] { (void)Target::parse("hip:gfx942:32"); });
   EXPECT_NE(hip.find("hip:gfx942 runs 64-wide warps, not 32"), std::string::npos) << hip;
+  // Only as Triton writes it, so that the target prints back as the text it came from.
+  EXPECT_THROW(Target::parse("cuda:90:032"), TargetError);
   for (const char* text : {"cuda:90:x", "cuda:90:+32", "cuda:90:32:1", "cuda::32", "cuda:90: 32"}) {
     const std::string message = error_of<TargetError>([&] { (void)Target::parse(text); });
     EXPECT_NE(message.find("invalid target"), std::string::npos) << text << " -> " << message;
