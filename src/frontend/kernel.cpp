@@ -28,14 +28,14 @@ KernelObject* kernel_of(PyObject* jit) {
 
 // --- types ------------------------------------------------------------------------------------
 
+// The kernel's own references, visited and cleared alike.
+constexpr PyObject* KernelObject::*kReferences[] = {&KernelObject::target, &KernelObject::fallback_run,
+                                                   &KernelObject::jit,    &KernelObject::pre_run_hooks,
+                                                   &KernelObject::reason, &KernelObject::bound};
+
 int kernel_traverse(PyObject* self, visitproc visit, void* arg) {
   auto* k = reinterpret_cast<KernelObject*>(self);
-  Py_VISIT(k->target);
-  Py_VISIT(k->fallback_run);
-  Py_VISIT(k->jit);
-  Py_VISIT(k->pre_run_hooks);
-  Py_VISIT(k->reason);
-  Py_VISIT(k->bound);
+  for (PyObject* KernelObject::*field : kReferences) Py_VISIT(k->*field);
   if (k->plan != nullptr) {
     for (const Param& q : k->plan->params) Py_VISIT(q.default_object);
     for (const Result& r : k->plan->results) Py_VISIT(r.object);
@@ -45,12 +45,7 @@ int kernel_traverse(PyObject* self, visitproc visit, void* arg) {
 
 int kernel_clear(PyObject* self) {
   auto* k = reinterpret_cast<KernelObject*>(self);
-  Py_CLEAR(k->target);
-  Py_CLEAR(k->fallback_run);
-  Py_CLEAR(k->jit);
-  Py_CLEAR(k->pre_run_hooks);
-  Py_CLEAR(k->reason);
-  Py_CLEAR(k->bound);
+  for (PyObject* KernelObject::*field : kReferences) Py_CLEAR(k->*field);
   if (k->plan != nullptr) {
     for (Result& r : k->plan->results) Py_CLEAR(r.object);
     k->plan->results.clear();

@@ -353,7 +353,7 @@ std::vector<IndexListing> KernelIndex::list(std::vector<SkippedKernel>& skipped)
   std::sort(kernels.begin(), kernels.end());  // the same index lists the same way every time
   for (const auto& kernel_dir : kernels) {
     std::string why;
-    const auto record = load(kernel_dir / "kernel", "kernel", "index", why);
+    const auto record = load(kernel_dir / "kernel", "kernel", "", why);  // no kernel to name yet
     if (!record) {
       if (std::filesystem::exists(kernel_dir / "kernel", ec))
         skipped.push_back({{}, {}, kernel_dir.string() + ": " + why});

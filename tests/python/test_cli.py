@@ -459,6 +459,21 @@ def test_bundle_create_that_matches_nothing_names_every_record_left_out(run, tmp
     assert f"skipped {index / 'v2' / 'damaged'}: " in result.stderr, result.stderr
 
 
+def test_bundle_create_sets_a_damaged_record_aside_without_naming_a_kernel(run, tmp_path):
+    """A record whose checksum fails is set aside with a warning about its file; there is no
+    kernel to name yet (the warning once read "kernel 'index': ...")."""
+    index = tmp_path / "index"
+    (index / "v2" / "damaged").mkdir(parents=True)
+    path = index / "v2" / "damaged" / "kernel"
+    path.write_bytes(b"tritonrt-index 2 kernel 2 0 " + b"0" * 64 + b"\n{}")
+    result = run("bundle", "create", tmp_path / "x.trb", "--kernel", f"{SIGNATURES}:plain", check=False,
+                 env={"TRITONRT_INDEX": "on", "TRITONRT_CACHE_DIR": str(index)})
+    assert result.returncode == 1
+    [warning] = [line for line in result.stderr.splitlines() if line.startswith("tritonrt: warning:")]
+    assert warning.startswith(f"tritonrt: warning: its index file {path} is invalid: "), warning
+    assert "set aside as" in warning and not path.exists()
+
+
 def test_compile_without_target_on_a_machine_without_gpu_says_to_pass_target(run):
     try:
         import ctypes
