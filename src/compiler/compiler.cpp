@@ -97,9 +97,10 @@ Compiler* load_compiler() {
     const char* why = dlerror();
     raise<PythonError>({}, "cannot load the compiler module {}: {}", path.string(), (why ? why : "unknown reason"));
   }
-  auto make = reinterpret_cast<Compiler* (*)()>(dlsym(module, "tritonrt_make_compiler"));
+  auto make = reinterpret_cast<decltype(&tritonrt_make_compiler)>(dlsym(module, "tritonrt_make_compiler"));
   if (make == nullptr) raise<PythonError>({}, "{} is not a tritonrt compiler module", path.string());
-  return make();
+  static const CompilerHost host{&tritonrt::log_level, &write_log, &embedded_python};
+  return make(&host);
 }
 
 // Triton's files as an artifact for `target`, or why they cannot be one.

@@ -16,6 +16,7 @@
 #include "common/specialization.h"
 #include "store/bundle.h"
 #include "tritonrt/artifact.h"
+#include "tritonrt/log.h"
 #include "tritonrt/options.h"
 #include "tritonrt/signature.h"
 
@@ -222,5 +223,23 @@ class GilReleased {
 
 }  // namespace tritonrt::detail
 
-/// The module's entry point (C linkage, found with dlsym).
-extern "C" tritonrt::detail::Compiler* tritonrt_make_compiler();
+namespace tritonrt::detail {
+
+struct EmbeddedPython;
+
+/// What the core lends its compiler module when it loads it. The module links no libtritonrt
+/// (which exports its public API only, and which a test or benchmark holds statically
+/// instead): it compiles in the stateless helpers of src/common and reaches the state it
+/// shares with the core (the log's level and handler, the Python chosen to embed) through
+/// these.
+struct CompilerHost {
+  LogLevel (*log_level)() noexcept;
+  void (*write_log)(LogLevel level, std::string_view message);
+  const EmbeddedPython& (*embedded_python)();
+};
+
+}  // namespace tritonrt::detail
+
+/// The module's entry point (C linkage, found with dlsym); `host` outlives the process's use
+/// of the module.
+extern "C" tritonrt::detail::Compiler* tritonrt_make_compiler(const tritonrt::detail::CompilerHost* host);

@@ -275,15 +275,6 @@ py::list python_indices(const std::vector<std::size_t>& indices) {
 
 }  // namespace
 
-}  // namespace tritonrt::detail
-
-extern "C" tritonrt::detail::Compiler* tritonrt_make_compiler() {
-  static tritonrt::detail::PythonCompiler compiler;
-  return &compiler;
-}
-
-namespace tritonrt::detail {
-
 PythonCompiler::PythonCompiler() { ensure_interpreter(); }
 
 std::string PythonCompiler::import_triton() {

@@ -56,7 +56,8 @@ struct CallFrame {
 
 namespace tritonrt {
 
-struct JitFunction::Impl final : detail::TrialMaker {
+// Hidden: the public header only names it, and libtritonrt exports its public API only.
+struct [[gnu::visibility("hidden")]] JitFunction::Impl final : detail::TrialMaker {
   detail::KernelDescription kernel;
   const detail::SpecializationRules* triton_rules = nullptr;
   std::size_t param_count = 0;

@@ -2,12 +2,17 @@
 
 Every `#include "folder/..."` in a layer's folder must name its own folder or one the table's
 "May include" column lists for it; public headers (include/tritonrt) include only each other.
+The built libraries export their public API only (the internals are no one's interface).
 Run alone: `pytest tests/python/test_structure.py`.
 """
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
+
+from conftest import BUILD_DIR
 
 REPO = Path(__file__).resolve().parents[2]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
@@ -73,12 +78,80 @@ def test_operators_use_only_the_public_api():
     assert not private, "\n".join(private)
 
 
+def library_sources(text, target):
+    """The sources an add_library(<target> ...) of CMakeLists.txt lists."""
+    listing = text[text.index(f"add_library({target} "):]
+    return listing[:listing.index(")")]
+
+
 def test_the_python_front_end_stays_out_of_the_core_library():
     """src/frontend is built into the Python package's extension modules only, never into
     libtritonrt (which C++ programs link without Python)."""
     text = (REPO / "CMakeLists.txt").read_text()
-    core = text[text.index("add_library(tritonrt_core SHARED"):]
-    core = core[:core.index(")")]
+    core = library_sources(text, "tritonrt_helpers") + library_sources(text, "tritonrt_objects")
     assert "src/" in core and "src/frontend" not in core
     frontend = (REPO / "src" / "frontend" / "CMakeLists.txt").read_text()
     assert "MODULE" in frontend and "tritonrt_core" not in frontend.replace("tritonrt::core", "")
+
+
+def symbols(library, *flags):
+    """The demangled dynamic symbols of `library` that nm lists with `flags`."""
+    if shutil.which("nm") is None:
+        pytest.skip("nm (binutils) is not installed")
+    out = subprocess.run(["nm", "-D", "-C", *flags, str(library)], check=True, capture_output=True, text=True)
+    return [line.split(None, 2)[-1] for line in out.stdout.splitlines() if line.strip()]
+
+
+def exported_detail(library):
+    """The names of tritonrt::detail that `library` exports (functions, variables, template
+    instantiations, typeinfo and vtables)."""
+    found = []
+    for name in symbols(library, "--defined-only"):
+        at = name.find("tritonrt::")
+        if at >= 0 and name.startswith("tritonrt::detail::", at):
+            found.append(name)
+    return found
+
+
+@pytest.fixture(scope="module")
+def library_dir(tritonrt_package):
+    return Path(tritonrt_package.library_dir)
+
+
+def test_the_core_library_exports_its_public_api_only(library_dir):
+    """libtritonrt exports tritonrt::, not tritonrt::detail:: (tests and benchmarks that reach
+    inside link the internals statically), nor the standard library's instantiations."""
+    core = library_dir / "libtritonrt.so"
+    exported = symbols(core, "--defined-only")
+    assert any(name.startswith("tritonrt::JitFunction::get(") for name in exported)
+    assert any(name == "typeinfo for tritonrt::CompileError" for name in exported)
+    assert exported_detail(core) == []
+    # Every name is tritonrt's own (no return type in front: a template instantiation of
+    # the standard library's reads "tritonrt::X* std::..."), and none of JitFunction's hidden
+    # implementation.
+    prefixes = ("tritonrt::", "typeinfo for tritonrt::", "typeinfo name for tritonrt::", "vtable for tritonrt::")
+    foreign = [n for n in exported if not n.startswith(prefixes) or " " in n.split("(")[0].split(" for ")[-1]]
+    assert foreign == []
+    assert [n for n in exported if "JitFunction::Impl" in n.split("(")[0]] == []
+
+
+def test_the_compiler_module_exports_its_entry_point_and_imports_nothing_of_the_core(library_dir):
+    """The module takes what it shares with the core through CompilerHost: nothing of tritonrt
+    is left for the loader to bind (a process that holds the internals statically has no
+    libtritonrt to bind it to)."""
+    module = library_dir / "libtritonrt_python.so"
+    defined = [n for n in symbols(module, "--defined-only") if not n.startswith("_")]
+    assert "tritonrt_make_compiler" in defined
+    assert [n for n in defined if "tritonrt" in n and n != "tritonrt_make_compiler"] == []
+    assert [n for n in symbols(module, "--undefined-only") if "tritonrt" in n] == []
+
+
+def test_the_torch_adapter_exports_its_own_api_only(library_dir):
+    adapter = next((p for p in (library_dir / "libtritonrt_torch.so", BUILD_DIR / "src" / "torch" / "libtritonrt_torch.so")
+                    if p.is_file()), None)
+    if adapter is None:
+        pytest.skip("the torch adapter is not built here (TRITONRT_BUILD_TORCH)")
+    exported = symbols(adapter, "--defined-only")
+    assert any(name.startswith("tritonrt::torch::") for name in exported)
+    assert exported_detail(adapter) == []
+    assert [n for n in exported if n.startswith("tritonrt::") and not n.startswith("tritonrt::torch::")] == []
