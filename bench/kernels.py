@@ -1,4 +1,5 @@
-"""Kernels for the launch-overhead benchmark: 3, 8 and 19 runtime parameters, almost no work.
+"""Kernels for the launch-overhead benchmark: 3, 8 and 19 runtime parameters, and two TMA
+tensor descriptors with a flag; almost no work.
 
 Each stores one value only when `flag` is non-zero; the benchmark passes flag = 0, so a
 launch costs what the launch path costs. Every parameter is used in the flagged branch so
@@ -26,6 +27,12 @@ def args19(out_ptr, p1, p2, p3, p4, p5, i1, i2, i3, i4, i5, i6, i7, i8, f1, f2, 
         loads = tl.load(p1) + tl.load(p2) + tl.load(p3) + tl.load(p4) + tl.load(p5)
         ints = i1 + i2 + i3 + i4 + i5 + i6 + i7 + i8
         tl.store(out_ptr, loads + ints * f1 * f2 + f3 * f4)
+
+
+@triton.jit
+def desc2(in_desc, out_desc, flag):
+    if flag != 0:
+        out_desc.store([0, 0], in_desc.load([0, 0]))
 
 
 @triton.jit

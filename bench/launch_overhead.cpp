@@ -1,6 +1,8 @@
 // Host time per kernel launch (cache hit), in one process: a bare cuLaunchKernel of the same
 // cubin, tritonrt's `fn(config, args...)`, Triton's Python `kernel[grid](...)` and Triton's
-// `CompiledKernel.run(...)`, for kernels with 3, 8 and 19 runtime parameters.
+// `CompiledKernel.run(...)`, for kernels with 3, 8 and 19 runtime parameters, and one taking
+// two TMA tensor descriptors (whose CUtensorMaps tritonrt encodes on every launch, where the
+// bare launch encodes them once).
 //
 //     tritonrt_bench_launch [results.json]     (default: bench/results/launch_overhead.json)
 //
@@ -29,6 +31,7 @@
 #include <vector>
 
 #include "bench_python.h"
+#include "launch/launcher.h"
 #include "tritonrt/tritonrt.h"
 
 namespace {
@@ -38,7 +41,8 @@ using namespace tritonrt::bench;
 
 // One kernel of the benchmark, launched the bare way: its cubin loaded by hand and the same
 // kernel parameters tritonrt and Triton pass (the runtime arguments, then the global and
-// profile scratch pointers, both null since these kernels need no scratch).
+// profile scratch pointers, both null since these kernels need no scratch), prepared once: a
+// descriptor's CUtensorMap is encoded here, with tritonrt's own encoding.
 class BareLaunch {
  public:
   template <class... Args>
@@ -51,10 +55,12 @@ class BareLaunch {
     const auto& params = artifact.specialization.params;
     if (params.size() != sizeof...(Args)) throw std::runtime_error("argument count differs from the kernel's");
     std::size_t index = 0;
-    (add(params[index++].type, args), ...);
+    (add(artifact, params[index++].type, args), ...);
     slots_.push_back(0);  // global scratch
     slots_.push_back(0);  // profile scratch
-    for (auto& s : slots_) pointers_.push_back(&s);
+    std::size_t slot = 0, map = 0;
+    for (const bool is_map : order_) pointers_.push_back(is_map ? static_cast<void*>(&maps_[map++]) : &slots_[slot++]);
+    while (slot < slots_.size()) pointers_.push_back(&slots_[slot++]);
     CHECK_CU(cuModuleLoadData(&module_, artifact.binary.data()));
     CHECK_CU(cuModuleGetFunction(&function_, module_, m.name.c_str()));
     block_ = static_cast<unsigned>(m.num_warps * m.target.warp_size);
@@ -69,12 +75,27 @@ class BareLaunch {
   }
 
  private:
-  // One runtime argument in an 8-byte slot, typed as the specialization types it.
+  void push(std::uint64_t value) {
+    slots_.push_back(value);
+    order_.push_back(false);
+  }
+
+  // One runtime argument in an 8-byte slot, typed as the specialization types it; a TMA
+  // descriptor as the encoded map, its shape and strides.
   template <class T>
-  void add(const std::string& type, const T& value) {
+  void add(const tritonrt::Artifact& artifact, const std::string& type, const T& value) {
     if (type == "constexpr") return;  // compiled into the binary, not a parameter
     std::uint64_t slot = 0;
-    if constexpr (std::is_pointer_v<T>) {
+    if constexpr (std::is_same_v<T, tritonrt::TensorDescriptor>) {
+      const auto& metas = artifact.metadata.tensordesc_meta;
+      if (maps_.size() >= metas.size()) throw std::runtime_error("the bare launch takes TMA descriptors only");
+      maps_.emplace_back();
+      tritonrt::detail::encode_tensor_map(maps_.back(), value, metas[maps_.size() - 1], value.shape(), "bare");
+      order_.push_back(true);
+      for (const std::int64_t s : value.shape()) push(static_cast<std::uint64_t>(s));
+      for (const std::int64_t s : value.strides()) push(static_cast<std::uint64_t>(s));
+      return;
+    } else if constexpr (std::is_pointer_v<T>) {
       if (type[0] != '*') throw std::runtime_error("expected a pointer parameter, the kernel has " + type);
       slot = reinterpret_cast<std::uintptr_t>(value);
     } else if constexpr (std::is_floating_point_v<T>) {
@@ -92,7 +113,7 @@ class BareLaunch {
         throw std::runtime_error("unexpected integer parameter type " + type);
       }
     }
-    slots_.push_back(slot);
+    push(slot);
   }
 
   CUstream stream_;
@@ -100,11 +121,14 @@ class BareLaunch {
   CUfunction function_ = nullptr;
   unsigned block_ = 0, shared_ = 0;
   std::vector<std::uint64_t> slots_;
+  std::vector<CUtensorMap> maps_;  // pointers into it are taken once all are made
+  std::vector<bool> order_;        // per parameter before the scratch ones: a map, or the next slot
   std::vector<void*> pointers_;
 };
 
 struct Row {
   std::string method;
+  std::string kernel;
   int args;
   Stats stats;
 };
@@ -113,6 +137,7 @@ struct Row {
 // repetition so drift affects both alike.
 template <class... Args>
 void measure_cpp(const char* name, int arg_count, CUstream stream, std::vector<Row>& rows, const Args&... args) {
+  static_assert(sizeof...(Args) > 0);
   auto& fn = tritonrt::JitFunction::get(kKernels, name);
   const tritonrt::LaunchConfig config{.grid = {1, 1, 1}, .stream = stream};
   fn(config, args...);  // compile and load: every timed launch is a cache hit
@@ -141,9 +166,9 @@ void measure_cpp(const char* name, int arg_count, CUstream stream, std::vector<R
     }
   }
   CHECK_CU(cuStreamSynchronize(stream));
-  rows.push_back({"cuLaunchKernel (bare)", arg_count, summarize(samples[0])});
-  rows.push_back({"tritonrt fn(config, args...)", arg_count, summarize(samples[1])});
-  rows.push_back({"  of which lookup (artifact_for)", arg_count, summarize(samples[2])});
+  rows.push_back({"cuLaunchKernel (bare)", name, arg_count, summarize(samples[0])});
+  rows.push_back({"tritonrt fn(config, args...)", name, arg_count, summarize(samples[1])});
+  rows.push_back({"  of which lookup (artifact_for)", name, arg_count, summarize(samples[2])});
 }
 
 int run(const std::string& output) {
@@ -163,8 +188,8 @@ int run(const std::string& output) {
   CHECK_CU(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
   std::vector<CUdeviceptr> buffers(6);
   for (auto& b : buffers) {
-    CHECK_CU(cuMemAlloc(&b, 64));
-    CHECK_CU(cuMemsetD8(b, 0, 64));
+    CHECK_CU(cuMemAlloc(&b, 512));  // a 16 x 16 fp16 matrix for the descriptors
+    CHECK_CU(cuMemsetD8(b, 0, 512));
   }
   CHECK_CU(cuCtxSynchronize());
   auto p = [&](int i) { return reinterpret_cast<float*>(buffers[i]); };
@@ -177,6 +202,15 @@ int run(const std::string& output) {
   measure_cpp("args8", 8, stream, rows, p(0), p(1), p(2), 3, 5, 7, 0.5f, 0);
   measure_cpp("args19", 19, stream, rows, p(0), p(1), p(2), p(3), p(4), p(5), 3, 5, 7, 9, 11, 13, 15, 17, 0.5f, 1.5f,
               2.5f, 3.5f, 0);
+  // Two descriptors of 16 x 16 fp16 matrices, loaded whole (the Python side passes the same).
+  const std::int64_t shape[] = {16, 16}, strides[] = {16, 1}, block[] = {16, 16};
+  const auto d0 = tritonrt::TensorDescriptor::make(p(0), tritonrt::DType::fp16, shape, strides, block);
+  const auto d1 = tritonrt::TensorDescriptor::make(p(1), tritonrt::DType::fp16, shape, strides, block);
+  if (d.compute_capability(device).first >= 9) {
+    measure_cpp("desc2", 3, stream, rows, d0, d1, 0);
+  } else {
+    std::printf("desc2 not measured: TMA descriptors need compute capability 9.0\n");
+  }
 
   // Diagnostic: the driver query each tritonrt launch makes to find the stream's context.
   std::vector<double> query_samples;
@@ -209,10 +243,13 @@ int run(const std::string& output) {
       // The module object tritonrt imported: both sides launch the same JITFunctions.
       py::object module = py::module_::import("_tritonrt_bridge").attr("import_source")(kKernels);
       const auto handle = reinterpret_cast<std::uintptr_t>(stream);
-      for (const auto& [name, count] : {std::pair{"args3", 3}, std::pair{"args8", 8}, std::pair{"args19", 19}}) {
+      for (const auto& [name, count] : {std::pair{"args3", 3}, std::pair{"args8", 8}, std::pair{"args19", 19},
+                                        std::pair{"desc2", 3}}) {
+        if (std::none_of(rows.begin(), rows.end(), [&](const Row& r) { return r.kernel == name; })) continue;
         py::dict r = scope["measure"](module, name, handle, kReps, kPerRep);
-        rows.push_back({"Triton kernel[grid](...)", count, summarize(r["jit"].cast<std::vector<double>>())});
-        rows.push_back({"Triton CompiledKernel.run", count, summarize(r["compiled_run"].cast<std::vector<double>>())});
+        rows.push_back({"Triton kernel[grid](...)", name, count, summarize(r["jit"].cast<std::vector<double>>())});
+        rows.push_back(
+            {"Triton CompiledKernel.run", name, count, summarize(r["compiled_run"].cast<std::vector<double>>())});
       }
     } catch (py::error_already_set& e) {
       python_note = std::string("Triton's Python launches were not measured: ") + e.what();
@@ -220,22 +257,31 @@ int run(const std::string& output) {
     }
   }
 
-  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.args < b.args; });
-  auto bare_median = [&](int args) {
+  // Grouped by kernel, in the order they were measured.
+  std::vector<std::string> kernels;
+  for (const auto& r : rows) {
+    if (std::find(kernels.begin(), kernels.end(), r.kernel) == kernels.end()) kernels.push_back(r.kernel);
+  }
+  std::stable_sort(rows.begin(), rows.end(), [&](const Row& a, const Row& b) {
+    return std::find(kernels.begin(), kernels.end(), a.kernel) < std::find(kernels.begin(), kernels.end(), b.kernel);
+  });
+  auto bare_median = [&](const std::string& kernel) {
     for (const auto& r : rows) {
-      if (r.args == args && r.method == "cuLaunchKernel (bare)") return r.stats.median;
+      if (r.kernel == kernel && r.method == "cuLaunchKernel (bare)") return r.stats.median;
     }
     return 0.0;
   };
   std::printf("\nhost time per launch on %s (cache hit; median of %d x %d launches)\n\n", device_name(device).c_str(),
               kReps, kPerRep);
-  std::printf("%-32s %5s %12s %10s %10s %14s\n", "method", "args", "median us", "p10 us", "p90 us", "x bare launch");
+  std::printf("%-32s %-7s %5s %12s %10s %10s %14s\n", "method", "kernel", "args", "median us", "p10 us", "p90 us",
+              "x bare launch");
   nlohmann::json results = nlohmann::json::array();
   for (const auto& r : rows) {
-    const double ratio = r.stats.median / bare_median(r.args);
-    std::printf("%-32s %5d %12.3f %10.3f %10.3f %14.3f\n", r.method.c_str(), r.args, r.stats.median, r.stats.p10,
-                r.stats.p90, ratio);
+    const double ratio = r.stats.median / bare_median(r.kernel);
+    std::printf("%-32s %-7s %5d %12.3f %10.3f %10.3f %14.3f\n", r.method.c_str(), r.kernel.c_str(), r.args,
+                r.stats.median, r.stats.p10, r.stats.p90, ratio);
     results.push_back({{"method", r.method},
+                       {"kernel", r.kernel},
                        {"args", r.args},
                        {"median_us", r.stats.median},
                        {"p10_us", r.stats.p10},

@@ -17,7 +17,8 @@ def versions():
 
 
 def _arguments(kernel_name, device):
-    """The same argument values the C++ side passes: tensors for pointers, ints, floats, flag 0."""
+    """The same argument values the C++ side passes: tensors for pointers, ints, floats,
+    descriptors of 16 x 16 fp16 matrices, flag 0."""
     buf = lambda: torch.zeros(16, device=device, dtype=torch.float32)
     ints = [3, 5, 7, 9, 11, 13, 15, 17]
     floats = [0.5, 1.5, 2.5, 3.5]
@@ -27,6 +28,10 @@ def _arguments(kernel_name, device):
         return [buf(), buf(), buf(), *ints[:3], floats[0], 0]
     if kernel_name == "args19":
         return [buf(), buf(), buf(), buf(), buf(), buf(), *ints, *floats, 0]
+    if kernel_name == "desc2":
+        from triton.tools.tensor_descriptor import TensorDescriptor
+        matrix = lambda: torch.zeros(16, 16, device=device, dtype=torch.float16)
+        return [TensorDescriptor.from_tensor(matrix(), [16, 16]), TensorDescriptor.from_tensor(matrix(), [16, 16]), 0]
     raise ValueError(kernel_name)
 
 

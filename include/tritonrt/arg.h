@@ -27,6 +27,7 @@ enum class ArgKind : std::uint8_t {
   dtype,           ///< a constexpr dtype such as tl.float16
   python_default,  ///< the parameter's own Python default object (omitted trailing argument)
   unset,           ///< no value yet: a parameter a decorator sets, before it has
+  descriptor,      ///< a TMA tensor descriptor (tritonrt/tensor_descriptor.h); `object` points at it
 };
 
 /// What a pointer argument came from, for the Python code around a kernel (heuristics and
@@ -46,7 +47,7 @@ struct Arg {
   } value{};
   union {
     std::size_t size = 0;  ///< string length; a pointer's extent in bytes (0: unknown)
-    const void* object;    ///< a pointer from a tensor (source == tensor): the tensor
+    const void* object;    ///< a pointer from a tensor (source == tensor): the tensor; a descriptor
   };
   ArgKind kind = ArgKind::none;
   DType dtype = DType::u1;                ///< element type (pointer), fixed type (typed), or the dtype
@@ -125,7 +126,7 @@ struct ArgTraits {
   static_assert(kUnsupportedArg<T>,
                 "tritonrt: this C++ type cannot be a kernel argument. Use an integer, float, "
                 "double, bool, a typed device pointer T*, tritonrt::DevicePtr, "
-                "tritonrt::scalar(...), a string or DType (constexpr parameters), "
+                "tritonrt::scalar(...), tritonrt::TensorDescriptor, a string or DType (constexpr parameters), "
                 "std::nullopt/nullptr (None), or specialize tritonrt::ArgTraits for it.");
 };
 

@@ -11,6 +11,16 @@
 
 namespace tritonrt {
 
+/// How a kernel compiled to use TMA takes one tensor-descriptor parameter (an entry of
+/// Triton's `tensordesc_meta`): what the CUtensorMap encoded at launch must say.
+struct TensorDescriptorMeta {
+  int swizzle = 0;    ///< CUtensorMapSwizzle
+  int elem_size = 0;  ///< bytes
+  int elem_type = 0;  ///< Triton's device-side number of the element type
+  std::vector<std::int64_t> block_size;
+  bool fp4_padded = false;
+};
+
 /// The fields of Triton's metadata file that a launch needs, plus the file itself.
 struct KernelMetadata {
   std::string name;  ///< the kernel's symbol
@@ -28,6 +38,9 @@ struct KernelMetadata {
   std::int64_t profile_scratch_align = 1;
   bool launch_pdl = false;
   bool launch_cooperative_grid = false;
+  /// One per tensor-descriptor parameter of a kernel that takes TMA descriptors; empty when
+  /// it takes each descriptor as its base address, shape and strides (no TMA on the target).
+  std::vector<TensorDescriptorMeta> tensordesc_meta;
   std::string json;  ///< Triton's metadata JSON, verbatim
 
   /// Parses Triton's metadata JSON; throws Error naming the missing or mistyped field.

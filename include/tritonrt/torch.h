@@ -127,6 +127,13 @@ class DeviceScope {
   c10::DeviceIndex previous_ = -1;  // the device to restore, -1 when none was changed
 };
 
+/// A tensor descriptor of `t` (its data, sizes, strides and dtype), loaded `block_shape` at a
+/// time: Triton's `TensorDescriptor.from_tensor`. Checked as TensorDescriptor::make checks,
+/// and `t` must be a defined CUDA tensor; it must outlive the launches the descriptor is
+/// passed to.
+TensorDescriptor descriptor(const at::Tensor& t, std::span<const std::int64_t> block_shape,
+                            TensorDescriptor::Padding padding = TensorDescriptor::Padding::zero);
+
 namespace detail {
 
 [[noreturn]] void throw_undefined_tensor();

@@ -11,4 +11,5 @@
 #include "tritonrt/log.h"
 #include "tritonrt/options.h"
 #include "tritonrt/signature.h"
+#include "tritonrt/tensor_descriptor.h"
 #include "tritonrt/version.h"

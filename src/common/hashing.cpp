@@ -1,6 +1,9 @@
 #include "common/hashing.h"
 
+#include <algorithm>
 #include <cstring>
+
+#include "tritonrt/tensor_descriptor.h"
 
 namespace tritonrt::detail {
 
@@ -14,12 +17,27 @@ bool same_constexpr(const Arg& a, const Arg& b) noexcept {
       return a.size == b.size && std::memcmp(a.value.s, b.value.s, a.size) == 0;
     case ArgKind::dtype:
       return a.dtype == b.dtype;
+    case ArgKind::descriptor:
+      return same_descriptor_key(a, b);
     default:
       return a.value.u == b.value.u;
   }
 }
 
+bool same_descriptor_key(const Arg& a, const Arg& b) noexcept {
+  const auto& x = *static_cast<const TensorDescriptor*>(a.object);
+  const auto& y = *static_cast<const TensorDescriptor*>(b.object);
+  return x.dtype() == y.dtype() && std::ranges::equal(x.block_shape(), y.block_shape());
+}
+
 std::uint64_t constexpr_bits(const Arg& a) noexcept {
+  if (a.kind == ArgKind::descriptor) {
+    std::uint64_t h = hash_mix(kHashSeed, static_cast<std::uint64_t>(a.dtype));
+    for (const std::int64_t b : static_cast<const TensorDescriptor*>(a.object)->block_shape()) {
+      h = hash_mix(h, static_cast<std::uint64_t>(b));
+    }
+    return h;
+  }
   if (a.kind == ArgKind::string) {
     std::uint64_t h = kHashSeed;
     for (std::size_t i = 0; i < a.size; ++i) h = hash_mix(h, static_cast<unsigned char>(a.value.s[i]));

@@ -58,6 +58,26 @@ KernelMetadata KernelMetadata::parse(std::string_view text) {
       in_range("profile_scratch_align", read.field_or<std::int64_t>(j, "profile_scratch_align", 1), 1, 1 << 20, true);
   m.launch_pdl = read.field_or<bool>(j, "launch_pdl", false);
   m.launch_cooperative_grid = read.field_or<bool>(j, "launch_cooperative_grid", false);
+  const auto descriptors = read.field_or<nlohmann::json>(j, "tensordesc_meta", nlohmann::json::array());
+  if (!descriptors.is_array()) read.fail("field 'tensordesc_meta' is not a list");
+  if (descriptors.size() > 64) read.fail("field 'tensordesc_meta' lists more descriptors than a kernel can take");
+  for (const auto& d : descriptors) {
+    TensorDescriptorMeta meta;
+    meta.swizzle = static_cast<int>(in_range("tensordesc_meta.swizzle", read.field<std::int64_t>(d, "swizzle"), 0, 3, false));
+    meta.elem_size =
+        static_cast<int>(in_range("tensordesc_meta.elem_size", read.field<std::int64_t>(d, "elem_size"), 1, 8, true));
+    meta.elem_type =
+        static_cast<int>(in_range("tensordesc_meta.elem_type", read.field<std::int64_t>(d, "elem_type"), 0, 15, false));
+    const auto block = read.field<nlohmann::json>(d, "block_size");
+    if (!block.is_array() || block.empty() || block.size() > 5) {
+      read.fail("field 'tensordesc_meta.block_size' is not a list of 1 to 5 sizes");
+    }
+    for (const auto& b : block) {
+      meta.block_size.push_back(in_range("tensordesc_meta.block_size", read.as<std::int64_t>(b, "tensordesc_meta.block_size"), 1, 256, false));
+    }
+    meta.fp4_padded = read.field_or<bool>(d, "fp4_padded", false);
+    m.tensordesc_meta.push_back(std::move(meta));
+  }
   m.json = std::string(text);
   return m;
 }

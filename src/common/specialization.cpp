@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "tritonrt/error.h"
+#include "tritonrt/tensor_descriptor.h"
 
 namespace tritonrt::detail {
 namespace {
@@ -122,10 +123,21 @@ std::optional<std::uint8_t> parse_type_code(std::string_view type) {
 std::string type_name(const SpecializationRules& rules, std::uint8_t code) {
   if (code == TypeCode::kConstexpr) return "constexpr";
   const DType t = TypeCode::dtype(code);
+  if (TypeCode::is_descriptor(code)) return "tensordesc<" + std::string(to_string(t)) + ">";
   if (TypeCode::is_pointer(code)) {
     return rules.pointer_types[static_cast<int>(t)][code >= TypeCode::kConstPointer ? 1 : 0];
   }
   return std::string(to_string(t));
+}
+
+std::string descriptor_type(const Arg& a) {
+  const auto& d = *static_cast<const TensorDescriptor*>(a.object);
+  std::string out = "tensordesc<" + std::string(to_string(d.dtype())) + "[";
+  for (std::size_t i = 0; i < d.block_shape().size(); ++i) {
+    if (i) out += ", ";
+    out += std::to_string(d.block_shape()[i]);
+  }
+  return out + "]>";
 }
 
 std::string describe(const Arg& a) {
@@ -151,6 +163,8 @@ std::string describe(const Arg& a) {
       return "the Python default";
     case ArgKind::unset:
       return "no value";
+    case ArgKind::descriptor:
+      return "a tensor descriptor (" + descriptor_type(a) + ")";
   }
   return "an unknown value";
 }
@@ -176,7 +190,7 @@ void bind_arguments(const KernelSignature& sig, std::span<const std::optional<Ar
 ParamCode specialize_rare_argument(const SpecializationRules& rules, const ParamRule& p, const Arg& a,
                                    const KernelSignature& sig, std::size_t index) {
   if (p.is_constexpr) {
-    if (a.kind == ArgKind::pointer)
+    if (a.kind == ArgKind::pointer || a.kind == ArgKind::descriptor)
       fail(sig, index, "is tl.constexpr: expected a bool, integer, float, string, dtype or None, got " + describe(a));
     fail(sig, index, "is tl.constexpr: tritonrt::scalar() fixes a runtime type; pass the plain value");
   }
@@ -189,6 +203,11 @@ ParamCode specialize_rare_argument(const SpecializationRules& rules, const Param
     fail(sig, index,
          "its Python default (" + sig.params[index].default_repr +
              ") is not a value tritonrt can pass at run time; pass the argument explicitly");
+  }
+  if (a.kind == ArgKind::descriptor) {
+    // Triton types a descriptor by its element type and block shape, and keys it with None.
+    if (p.annotated) fail(sig, index, "is annotated " + type_name(rules, *p.annotated) + ": got " + describe(a));
+    return {TypeCode::descriptor(a.dtype), Key::none};
   }
   if (p.annotated) {
     if (a.kind == ArgKind::none) fail(sig, index, "is annotated " + type_name(rules, *p.annotated) + ": got None");

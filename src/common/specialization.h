@@ -34,20 +34,29 @@ struct SpecializationRules {
   std::array<std::array<std::string, 2>, kDTypeCount> pointer_types;
 };
 
-/// A Triton type in one byte: constexpr, a scalar DType, or a (const) pointer to one.
+/// A Triton type in one byte: constexpr, a scalar DType, a (const) pointer to one, or a
+/// tensor descriptor of one (whose block shape the call's key holds beside the code, as it
+/// holds a constexpr's value).
 struct TypeCode {
   static constexpr std::uint8_t kConstexpr = 0;
   static constexpr std::uint8_t kScalar = 1;
   static constexpr std::uint8_t kPointer = 64;
   static constexpr std::uint8_t kConstPointer = 128;
+  static constexpr std::uint8_t kDescriptor = 192;
+  static_assert(kDTypeCount < 63, "each range of codes holds one code per DType");
 
   static constexpr std::uint8_t scalar(DType t) { return kScalar + static_cast<std::uint8_t>(t); }
   static constexpr std::uint8_t pointer(DType t, bool is_const) {
     return (is_const ? kConstPointer : kPointer) + static_cast<std::uint8_t>(t);
   }
-  static constexpr bool is_pointer(std::uint8_t c) { return c >= kPointer; }
+  static constexpr std::uint8_t descriptor(DType t) { return kDescriptor + static_cast<std::uint8_t>(t); }
+  static constexpr bool is_pointer(std::uint8_t c) { return c >= kPointer && c < kDescriptor; }
+  static constexpr bool is_descriptor(std::uint8_t c) { return c >= kDescriptor; }
   static constexpr DType dtype(std::uint8_t c) {
-    return static_cast<DType>(c >= kConstPointer ? c - kConstPointer : c >= kPointer ? c - kPointer : c - kScalar);
+    return static_cast<DType>(c >= kDescriptor     ? c - kDescriptor
+                              : c >= kConstPointer ? c - kConstPointer
+                              : c >= kPointer      ? c - kPointer
+                                                   : c - kScalar);
   }
 };
 
@@ -88,8 +97,11 @@ inline ErrorSite param_site(const KernelSignature& signature, std::size_t index)
 
 /// Parses an annotated Triton type ("i64", "*fp16", "*kbf16"); nullopt for others.
 std::optional<std::uint8_t> parse_type_code(std::string_view type);
-/// Triton's name of a type code ("i32", "*fp16", "constexpr").
+/// Triton's name of a type code ("i32", "*fp16", "constexpr"; "tensordesc<fp16>" for a
+/// descriptor, whose full type `descriptor_type` gives).
 std::string type_name(const SpecializationRules& rules, std::uint8_t code);
+/// Triton's type of a tensor-descriptor argument: "tensordesc<fp16[64, 64]>".
+std::string descriptor_type(const Arg& descriptor);
 
 /// Fills `out` (one slot per parameter) from the given arguments and the Python defaults;
 /// throws ArgumentError on a count mismatch or a missing argument without default.
@@ -178,7 +190,7 @@ template <bool Pack = false>
       return {TypeCode::kConstexpr, ParamSpec::Key::none};
     }
   } else if (p.route == ParamRule::Route::constexpr_value) {
-    if (a.kind != ArgKind::pointer && a.kind != ArgKind::typed) [[likely]] {
+    if (a.kind != ArgKind::pointer && a.kind != ArgKind::typed && a.kind != ArgKind::descriptor) [[likely]] {
       return {TypeCode::kConstexpr, ParamSpec::Key::none};
     }
   }

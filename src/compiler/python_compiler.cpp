@@ -222,6 +222,11 @@ py::tuple python_arg(const KernelDescription& kernel, const PythonArg& p) {
       return py::make_tuple(name, "dtype", std::string(language_name(a.dtype)));
     case ArgKind::python_default:
       return py::make_tuple(name, "default", py::none());
+    case ArgKind::descriptor:
+      raise<ArgumentError>(param_site(kernel.signature, p.param),
+                           "is a tensor descriptor, which tritonrt does not show to Python code around a kernel yet "
+                           "(heuristics, hooks, config pruning): get the kernel under its decorators (\"name.fn\") "
+                           "and pass its constexprs, or launch it from Python");
     default:
       return py::make_tuple(name, "none", py::none());
   }

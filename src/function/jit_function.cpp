@@ -110,7 +110,8 @@ Specialization JitFunction::Impl::specialization_of(const KernelSignature& sig, 
   spec.params.reserve(sig.params.size());
   for (std::size_t i = 0; i < sig.params.size(); ++i) {
     ParamSpec p;
-    p.type = detail::type_name(*triton_rules, codes[i].type);
+    p.type = detail::TypeCode::is_descriptor(codes[i].type) ? detail::descriptor_type(bound[i])
+                                                            : detail::type_name(*triton_rules, codes[i].type);
     p.key = codes[i].key;
     if (codes[i].type == detail::TypeCode::kConstexpr) {
       // An integer specialized to the constexpr 1 prints as 1 whatever its C++ type.

@@ -21,6 +21,7 @@
 #include "function/decorators.h"
 #include "launch/context.h"
 #include "launch/kernel_table.h"
+#include "launch/launcher.h"
 #include "tritonrt/jit_function.h"
 
 namespace tritonrt::detail {
@@ -35,6 +36,8 @@ struct ContextKernels {
   std::atomic<const CacheEntry*> last{nullptr};
   std::unique_ptr<DecoratorState> decorators;  ///< for a decorated kernel
 };
+
+static_assert(kMaxParams <= kMaxKernelParams, "the launcher takes every runtime argument a call can have");
 
 /// One launch's working storage, on the stack. Nothing is initialized up front (Arg and
 /// ParamCode are trivially copyable): the hot path writes only what the call uses.
@@ -163,6 +166,9 @@ void JitFunction::Impl::prepare(const KernelSignature& sig, std::span<const Arg>
     // same codes, so this list is the compiled kernel's parameter list.
     if (code.type != TypeCode::kConstexpr) [[likely]] {
       call.kernel_params[count++] = param;
+      // A descriptor's block shape is part of the key, as a constexpr's value is.
+      if (TypeCode::is_descriptor(code.type)) [[unlikely]]
+        constexpr_hash = hash_constexpr(constexpr_hash, args[i]);
     } else {
       constexpr_hash = hash_constexpr(constexpr_hash, args[i]);
     }
@@ -193,6 +199,8 @@ bool JitFunction::Impl::matches(const KernelSignature& sig, std::span<const Arg>
     same &= code.bits() == want[i].bits();
     if (code.type != TypeCode::kConstexpr) [[likely]] {
       call.kernel_params[count++] = param;
+      if (TypeCode::is_descriptor(code.type)) [[unlikely]]
+        same &= same_descriptor_key(args[i], expected.constexprs[i]);
     } else {
       same &= same_constexpr(args[i], expected.constexprs[i]);
     }

@@ -8,15 +8,19 @@ CacheEntry::CacheEntry(std::uint64_t h, std::span<const ParamCode> call_codes, s
       codes(call_codes.begin(), call_codes.end()),
       constexprs(args.begin(), args.end()),
       strings(args.size()),
+      descriptors(args.size()),
       options(call_options),
       kernel(std::move(loaded)) {
   for (std::size_t i = 0; i < args.size(); ++i) {
-    if (codes[i].type != TypeCode::kConstexpr) continue;
+    if (codes[i].type != TypeCode::kConstexpr && !TypeCode::is_descriptor(codes[i].type)) continue;
     constexpr_indices.push_back(static_cast<std::uint16_t>(i));
     Arg& a = constexprs[i];
     if (a.kind == ArgKind::string) {
       strings[i].assign(a.value.s, a.size);
       a.value.s = strings[i].data();
+    } else if (a.kind == ArgKind::descriptor) {
+      descriptors[i].emplace(*static_cast<const TensorDescriptor*>(a.object));
+      a.object = &*descriptors[i];
     }
   }
 }

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "common/published.h"
 #include "common/specialization.h"
 #include "launch/module.h"
+#include "tritonrt/tensor_descriptor.h"
 
 namespace tritonrt::detail {
 
@@ -29,9 +31,10 @@ inline std::span<const ParamCode> padded_codes(const ParamCode* codes, std::size
 struct CacheEntry {
   std::uint64_t hash = 0;
   std::vector<ParamCode> codes;  ///< zero-padded to whole words
-  std::vector<Arg> constexprs;   ///< per parameter; meaningful for constexpr ones
-  std::vector<std::uint16_t> constexpr_indices;
+  std::vector<Arg> constexprs;   ///< per parameter; meaningful for constexpr and descriptor ones
+  std::vector<std::uint16_t> constexpr_indices;  ///< and the descriptors' (their block shapes are key)
   std::vector<std::string> strings;  ///< owned copies behind string constexprs
+  std::vector<std::optional<TensorDescriptor>> descriptors;  ///< owned copies behind descriptors
   OptionsKey options{CompileOptions{}};
   ModuleFunction kernel;
 

@@ -4,19 +4,32 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string_view>
 
 #include "driver/driver.h"
 #include "launch/context.h"
 #include "launch/module.h"
 #include "tritonrt/launch.h"
+#include "tritonrt/tensor_descriptor.h"
 
 namespace tritonrt::detail {
 
-/// Every launch `launch_kernel` does not do inline: kernels with scratch memory or launch
-/// attributes, empty grids (nothing is launched, as in Triton), and grids out of range.
+/// The most runtime arguments a launch passes (the kernel's own, before descriptors expand).
+inline constexpr std::size_t kMaxKernelParams = 256;
+
+/// Every launch `launch_kernel` does not do inline: kernels with scratch memory, launch
+/// attributes or tensor descriptors (expanded here: `params` holds a TensorDescriptor* in
+/// each descriptor's place), empty grids (nothing is launched, as in Triton), and grids out
+/// of range.
 void launch_kernel_general(const ModuleFunction& k, const DeviceContext& dc, const Grid& grid, void** params,
                            std::size_t count, void* stream, std::string_view kernel);
+
+/// Encodes the CUtensorMap a TMA kernel reads for descriptor `d` (`shape`: the sizes the kernel
+/// takes, fp4 padding applied), as Triton's launcher encodes it; throws DriverError when the
+/// driver refuses it. Every launch of a kernel with descriptors does this for each one.
+void encode_tensor_map(CUtensorMap& map, const TensorDescriptor& d, const TensorDescriptorMeta& m,
+                       std::span<const std::int64_t> shape, std::string_view kernel);
 
 /// Throws the DriverError of a failed launch.
 [[noreturn]] [[gnu::cold]] void launch_failed(CUresult result, std::string_view kernel);

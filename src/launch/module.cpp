@@ -1,5 +1,7 @@
 #include "launch/module.h"
 
+#include <algorithm>
+
 #include "common/errors.h"
 #include "common/trace.h"
 #include "driver/driver.h"
@@ -10,6 +12,49 @@ ModuleHandle::~ModuleHandle() {
   // Best effort: at process exit the context may already be gone.
   if (module != nullptr) (void)Driver::get().cuModuleUnload(module);
 }
+
+namespace {
+
+// The kernel's tensor-descriptor parameters (types "tensordesc<fp16[64, 64]>"), each with the
+// TMA encoding its metadata gives, one per descriptor or none.
+std::vector<DescriptorParam> descriptor_params(const Artifact& artifact, const ErrorSite& site) {
+  std::vector<DescriptorParam> out;
+  std::size_t position = 0;
+  for (const ParamSpec& p : artifact.specialization.params) {
+    if (p.type == "constexpr") continue;
+    if (p.type.starts_with("tensordesc<")) {
+      const auto open = p.type.find('[');
+      const auto close = p.type.find(']', open);
+      if (open == std::string::npos || close == std::string::npos) {
+        raise<ArtifactError>(site, "its specialization names a descriptor type without block shape: {}", p.type);
+      }
+      const auto dims = p.type.substr(open + 1, close - open - 1);
+      out.push_back({position, static_cast<int>(std::count(dims.begin(), dims.end(), ',')) + 1, nullptr});
+    }
+    ++position;
+  }
+  const auto& metas = artifact.metadata.tensordesc_meta;
+  if (!metas.empty()) {
+    if (metas.size() != out.size()) {
+      raise<ArtifactError>(site, "its metadata describes {} TMA descriptors, but it takes {} descriptor arguments",
+                           metas.size(), out.size());
+    }
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      if (static_cast<int>(metas[i].block_size.size()) != out[i].rank) {
+        raise<ArtifactError>(site, "its metadata gives descriptor {} a block of rank {}, its type rank {}", i,
+                             metas[i].block_size.size(), out[i].rank);
+      }
+      out[i].tma = &metas[i];
+    }
+  }
+  if (out.size() > kMaxDescriptors) {
+    raise<ResourceError>(site, "takes {} tensor descriptors; tritonrt launches kernels with up to {}", out.size(),
+                         kMaxDescriptors);
+  }
+  return out;
+}
+
+}  // namespace
 
 ModuleFunction load_function(const DeviceContext& dc, std::shared_ptr<const Artifact> artifact,
                              std::string_view kernel) {
@@ -67,8 +112,9 @@ ModuleFunction load_function(const DeviceContext& dc, std::shared_ptr<const Arti
   f.global_scratch_align = m.global_scratch_align;
   f.profile_scratch_size = m.profile_scratch_size;
   f.profile_scratch_align = m.profile_scratch_align;
+  f.descriptors = descriptor_params(*artifact, site);
   f.plain = f.num_ctas == 1 && !f.launch_pdl && !f.launch_cooperative_grid && f.global_scratch_size == 0 &&
-            f.profile_scratch_size == 0;
+            f.profile_scratch_size == 0 && f.descriptors.empty();
   f.artifact = std::move(artifact);
   return f;
 }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "launch/context.h"
 #include "tritonrt/artifact.h"
@@ -22,6 +23,18 @@ struct ModuleHandle {
   ~ModuleHandle();
 };
 
+/// The most tensor-descriptor parameters a kernel tritonrt launches may take.
+inline constexpr std::size_t kMaxDescriptors = 16;
+
+/// One tensor-descriptor parameter, as the compiled kernel takes it.
+struct DescriptorParam {
+  std::size_t position = 0;  ///< among the runtime arguments
+  int rank = 0;
+  /// The CUtensorMap to encode (in the artifact's metadata), or null: the kernel takes the
+  /// descriptor's base address, shape and strides instead (no TMA on its target).
+  const TensorDescriptorMeta* tma = nullptr;
+};
+
 /// What a launch needs, read once from the artifact and the loaded function.
 struct ModuleFunction {
   CUfunction function = nullptr;
@@ -30,11 +43,12 @@ struct ModuleFunction {
   int num_ctas = 1;
   bool launch_pdl = false;
   bool launch_cooperative_grid = false;
-  bool plain = true;  ///< no scratch and no launch attributes: the inline launch suffices
+  bool plain = true;  ///< no scratch, launch attributes or descriptors: the inline launch suffices
   std::int64_t global_scratch_size = 0;
   std::int64_t global_scratch_align = 1;
   std::int64_t profile_scratch_size = 0;
   std::int64_t profile_scratch_align = 1;
+  std::vector<DescriptorParam> descriptors;  ///< expanded at launch as Triton's launcher does
   std::shared_ptr<const Artifact> artifact;
   std::unique_ptr<ModuleHandle> module;
 };

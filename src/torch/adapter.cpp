@@ -103,6 +103,19 @@ DType checked_dtype(c10::ScalarType type, std::string_view owner, std::string_vi
                                          "has dtype {}, which Triton has no type for", c10::toString(type));
 }
 
+TensorDescriptor descriptor(const at::Tensor& t, std::span<const std::int64_t> block_shape,
+                            TensorDescriptor::Padding padding) {
+  const DType dtype = detail::tensor_dtype(t);
+  if (!t.is_cuda()) {
+    tritonrt::detail::raise<ArgumentError>({}, "tensor descriptor: the tensor is on {}; a descriptor needs CUDA memory",
+                                           t.device().str());
+  }
+  const auto sizes = t.sizes();
+  const auto strides = t.strides();
+  return TensorDescriptor::make(t.data_ptr(), dtype, std::span<const std::int64_t>(sizes.data(), sizes.size()),
+                                std::span<const std::int64_t>(strides.data(), strides.size()), block_shape, padding);
+}
+
 DeviceScope::DeviceScope(c10::DeviceIndex device) : device_(device) {
   if (device < 0) tritonrt::detail::raise<ArgumentError>({}, "DeviceScope needs a CUDA device index, got {}", device);
   // torch's current device, which includes a switch it deferred (set_device to a device

@@ -35,12 +35,14 @@ inline pybind11::object kernel_object(const std::string& source, const std::stri
   return fn;
 }
 
-// Evaluates a Python list of arguments; `P(address, 'float32')` makes a stand-in tensor.
+// Evaluates a Python list of arguments; `P(address, 'float32')` makes a stand-in tensor,
+// `TensorDescriptor(P(...), shape, strides, block_shape)` a descriptor of one.
 inline pybind11::object python_args(const std::string& expr) {
   namespace py = pybind11;
   py::dict scope;
   scope["P"] = reference_module().attr("HostPointer");
   scope["tl"] = py::module_::import("triton.language");
+  scope["TensorDescriptor"] = py::module_::import("triton.tools.tensor_descriptor").attr("TensorDescriptor");
   if (expr.find("torch.") != std::string::npos) scope["torch"] = py::module_::import("torch");
   return py::eval(expr, scope);
 }

@@ -2,9 +2,11 @@
 // launched against the stand-in driver (tests/support/fake_cuda), whose launch records show
 // what reached cuLaunchKernel. Needs the fake's directory on LD_LIBRARY_PATH (ctest sets it).
 
+#include <cuda.h>
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -113,6 +115,101 @@ TEST_F(FakeDriverLaunch, PassesTheParameterBytesTritonsLauncherPasses) {
   EXPECT_EQ(param<std::uint16_t>(launch, 5), 0x3e00u);                             // 1.5 as fp16
   EXPECT_EQ(param<std::uint64_t>(launch, 6), 0u);  // global scratch: this kernel needs none
   EXPECT_EQ(param<std::uint64_t>(launch, 7), 0u);  // profile scratch
+}
+
+// 64 x 128 fp16 tensors, described with their rows 32 x 64 at a time unless told otherwise.
+alignas(16) std::uint16_t g_tile_in[64 * 128];
+alignas(16) std::uint16_t g_tile_out[64 * 128];
+
+TensorDescriptor tile_desc(const void* base, std::int64_t block_m = 32,
+                           TensorDescriptor::Padding padding = TensorDescriptor::Padding::zero) {
+  const std::int64_t shape[] = {64, 128}, strides[] = {128, 1}, block[] = {block_m, 64};
+  return TensorDescriptor::make(base, DType::fp16, shape, strides, block, padding);
+}
+
+// As Triton's launcher expands a descriptor: on a target with TMA (here cuda:90) the
+// CUtensorMap its metadata describes, then the shape (i32) and strides (i64); without TMA
+// (TRITONRT_FAKE_CUDA_CC=80, a ctest entry of its own) the base, shape and strides (i64), the
+// NaN-padding flag, then the shape (i32) and strides (i64) again.
+TEST_F(FakeDriverLaunch, ExpandsTensorDescriptorsAsTritonsLauncher) {
+  const std::string source = std::string(TRITONRT_TEST_KERNELS) + "/descriptor_kernels.py";
+  auto& fn = JitFunction::get(source, "scale_2d");
+  const auto in = tile_desc(g_tile_in, 32, TensorDescriptor::Padding::nan);
+  const auto out = tile_desc(g_tile_out);
+  fn(grid(2, 2), in, out, 2.0, 32, 64);
+  const auto artifact = fn.artifact_for(grid(2, 2), in, out, 2.0, 32, 64);
+  ASSERT_EQ(stats().launches, 1u);
+  const FakeCudaLaunch launch = last_launch();
+  const auto& metas = artifact->metadata.tensordesc_meta;
+  const TensorDescriptor* descs[] = {&in, &out};
+  if (Target::current().arch == "90") {
+    ASSERT_EQ(metas.size(), 2u);
+    ASSERT_EQ(launch.param_count, 2u * 5 + 1 + 2);
+    for (unsigned k = 0; k < 2; ++k) {
+      const unsigned p = k * 5;
+      ASSERT_EQ(launch.param_size[p], 128u) << "a CUtensorMap, by value";
+      FakeCudaTensorMap map;
+      std::memcpy(&map, fake_cuda_param(&launch, p), sizeof map);
+      EXPECT_EQ(map.magic, FAKE_CUDA_TENSOR_MAP_MAGIC);
+      EXPECT_EQ(map.address, reinterpret_cast<std::uintptr_t>(descs[k]->base()));
+      EXPECT_EQ(map.data_type, CU_TENSOR_MAP_DATA_TYPE_FLOAT16);
+      EXPECT_EQ(map.rank, 2);
+      EXPECT_EQ(map.dims[0], 128u);  // innermost first
+      EXPECT_EQ(map.dims[1], 64u);
+      EXPECT_EQ(map.strides[0], 256u);  // one row of 128 fp16, in bytes
+      EXPECT_EQ(map.box[0], static_cast<std::uint32_t>(metas[k].block_size[1]));
+      EXPECT_EQ(map.box[1], static_cast<std::uint32_t>(metas[k].block_size[0]));
+      EXPECT_EQ(map.element_strides[0], 1);
+      EXPECT_EQ(map.element_strides[1], 1);
+      EXPECT_EQ(map.swizzle, metas[k].swizzle);
+      EXPECT_EQ(map.interleave, CU_TENSOR_MAP_INTERLEAVE_NONE);
+      EXPECT_EQ(map.l2_promotion, CU_TENSOR_MAP_L2_PROMOTION_L2_128B);
+      EXPECT_EQ(map.fill, k == 0 ? CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA : CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+      EXPECT_EQ(param<std::int32_t>(launch, p + 1), 64);
+      EXPECT_EQ(param<std::int32_t>(launch, p + 2), 128);
+      EXPECT_EQ(param<std::int64_t>(launch, p + 3), 128);
+      EXPECT_EQ(param<std::int64_t>(launch, p + 4), 1);
+    }
+    EXPECT_EQ(param<std::uint32_t>(launch, 10), std::bit_cast<std::uint32_t>(2.0f));
+  } else {
+    EXPECT_TRUE(metas.empty());
+    ASSERT_EQ(launch.param_count, 2u * 10 + 1 + 2);
+    for (unsigned k = 0; k < 2; ++k) {
+      const unsigned p = k * 10;
+      EXPECT_EQ(param<std::uint64_t>(launch, p), reinterpret_cast<std::uintptr_t>(descs[k]->base()));
+      EXPECT_EQ(param<std::int64_t>(launch, p + 1), 64);
+      EXPECT_EQ(param<std::int64_t>(launch, p + 2), 128);
+      EXPECT_EQ(param<std::int64_t>(launch, p + 3), 128);
+      EXPECT_EQ(param<std::int64_t>(launch, p + 4), 1);
+      EXPECT_EQ(param<std::uint8_t>(launch, p + 5), k == 0 ? 1 : 0);  // NaN padding
+      EXPECT_EQ(param<std::int32_t>(launch, p + 6), 64);
+      EXPECT_EQ(param<std::int32_t>(launch, p + 7), 128);
+      EXPECT_EQ(param<std::int64_t>(launch, p + 8), 128);
+      EXPECT_EQ(param<std::int64_t>(launch, p + 9), 1);
+    }
+    EXPECT_EQ(param<std::uint32_t>(launch, 20), std::bit_cast<std::uint32_t>(2.0f));
+  }
+  const auto loads = stats().module_loads;
+  const std::uint64_t encoded = metas.empty() ? 0 : 2;
+  EXPECT_EQ(stats().tensor_maps_encoded, encoded);
+  // The same descriptors again: the maps this thread encoded are reused, not encoded again.
+  fn(grid(2, 2), in, out, 2.0, 32, 64);
+  EXPECT_EQ(stats().tensor_maps_encoded, encoded);
+  const FakeCudaLaunch repeated = last_launch();
+  EXPECT_EQ(std::memcmp(launch.params, repeated.params, launch.param_bytes), 0) << "the same parameters";
+  // The same block shapes over other memory: the same kernel, with the new address.
+  const auto moved = tile_desc(g_tile_out, 32, TensorDescriptor::Padding::nan);
+  fn(grid(2, 2), moved, out, 2.0, 32, 64);
+  EXPECT_EQ(stats().module_loads, loads);
+  EXPECT_EQ(stats().tensor_maps_encoded, metas.empty() ? 0u : 3u) << "one new map, the other one reused";
+  const FakeCudaLaunch again = last_launch();
+  std::uint64_t address;
+  std::memcpy(&address, fake_cuda_param(&again, 0) + (metas.empty() ? 0 : offsetof(FakeCudaTensorMap, address)),
+              sizeof address);
+  EXPECT_EQ(address, reinterpret_cast<std::uintptr_t>(g_tile_out));
+  // Another block shape is another specialization, so another kernel.
+  fn(grid(4, 2), tile_desc(g_tile_in, 16), tile_desc(g_tile_out, 16), 2.0, 16, 64);
+  EXPECT_EQ(stats().module_loads, loads + 1);
 }
 
 TEST_F(FakeDriverLaunch, ZeroGridLaunchesNothing) {

@@ -957,6 +957,44 @@ CUresult fake_launch_kernel(CUfunction function, unsigned int grid_x, unsigned i
   return launch(function, shape, stream, params, extra);
 }
 
+// Writes what it was asked into the map (FakeCudaTensorMap, fake_cuda.h), checked as the
+// driver checks it: a test reads back what a kernel's TMA descriptor would say.
+CUresult fake_tensor_map_encode_tiled(CUtensorMap* map, CUtensorMapDataType type, cuuint32_t rank, void* address,
+                                      const cuuint64_t* dims, const cuuint64_t* strides, const cuuint32_t* box,
+                                      const cuuint32_t* element_strides, CUtensorMapInterleave interleave,
+                                      CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2,
+                                      CUtensorMapFloatOOBfill fill) {
+  if (map == nullptr || rank == 0 || rank > 5 || dims == nullptr || box == nullptr || element_strides == nullptr ||
+      (rank > 1 && strides == nullptr) || reinterpret_cast<std::uintptr_t>(address) % 16 != 0) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  FakeCudaTensorMap record{};
+  record.magic = FAKE_CUDA_TENSOR_MAP_MAGIC;
+  record.data_type = static_cast<uint8_t>(type);
+  record.rank = static_cast<uint8_t>(rank);
+  record.swizzle = static_cast<uint8_t>(swizzle);
+  record.fill = static_cast<uint8_t>(fill);
+  record.interleave = static_cast<uint8_t>(interleave);
+  record.l2_promotion = static_cast<uint8_t>(l2);
+  record.address = reinterpret_cast<std::uintptr_t>(address);
+  for (cuuint32_t i = 0; i < rank; ++i) {
+    if (box[i] == 0 || box[i] > 256 || dims[i] == 0) return CUDA_ERROR_INVALID_VALUE;
+    record.dims[i] = dims[i];
+    record.box[i] = box[i];
+    record.element_strides[i] = static_cast<uint8_t>(element_strides[i]);
+  }
+  for (cuuint32_t i = 0; i + 1 < rank; ++i) {
+    if (strides[i] % 16 != 0) return CUDA_ERROR_INVALID_VALUE;
+    record.strides[i] = strides[i];
+  }
+  static_assert(sizeof(FakeCudaTensorMap) <= sizeof(CUtensorMap));
+  std::memset(map, 0, sizeof *map);
+  std::memcpy(map, &record, sizeof record);
+  std::lock_guard lock(g.mutex);
+  ++g.stats.tensor_maps_encoded;
+  return CUDA_SUCCESS;
+}
+
 CUresult fake_launch_kernel_ex(const CUlaunchConfig* config, CUfunction function, void** params, void** extra) {
   if (config == nullptr || (config->numAttrs > 0 && config->attrs == nullptr)) return CUDA_ERROR_INVALID_VALUE;
   LaunchShape shape{{config->gridDimX, config->gridDimY, config->gridDimZ},
@@ -1144,6 +1182,7 @@ CUresult fake_get_proc_address(const char* symbol, void** function, int cuda_ver
   X(cuFuncSetCacheConfig, fake_func_set_cache_config)               \
   X(cuLaunchKernel, fake_launch_kernel)                             \
   X(cuLaunchKernelEx, fake_launch_kernel_ex)                        \
+  X(cuTensorMapEncodeTiled, fake_tensor_map_encode_tiled)           \
   X(cuMemAlloc, fake_mem_alloc)                                     \
   X(cuMemFree, fake_mem_free)                                       \
   X(cuMemAllocAsync, fake_mem_alloc_async)                          \

@@ -44,6 +44,25 @@ typedef struct FakeCudaLaunch {
   unsigned char params[FAKE_CUDA_MAX_PARAM_BYTES]; /* the parameter buffer as the kernel sees it */
 } FakeCudaLaunch;
 
+/* What cuTensorMapEncodeTiled was asked, as the fake writes it at the start of the 128-byte
+ * CUtensorMap (dimensions innermost first, as the driver takes them). */
+#define FAKE_CUDA_TENSOR_MAP_MAGIC 0x544d4150u /* "TMAP" */
+typedef struct FakeCudaTensorMap {
+  uint32_t magic;
+  uint8_t data_type; /* CUtensorMapDataType */
+  uint8_t rank;
+  uint8_t swizzle; /* CUtensorMapSwizzle */
+  uint8_t fill;    /* CUtensorMapFloatOOBfill */
+  uint8_t interleave;
+  uint8_t l2_promotion;
+  uint8_t element_strides[5];
+  uint8_t unused;
+  uint64_t address;
+  uint64_t dims[5];
+  uint64_t strides[4]; /* bytes, of dimensions 1 to rank - 1 */
+  uint32_t box[5];
+} FakeCudaTensorMap;
+
 /* Counters since the last reset (live_allocations: now). */
 typedef struct FakeCudaStats {
   uint64_t launches;          /* kernels run, graph replays included; captured launches are not */
@@ -51,6 +70,7 @@ typedef struct FakeCudaStats {
   uint64_t module_loads;      /* successful cuModuleLoadData calls: a cache miss loads a module */
   uint64_t module_unloads;
   uint64_t live_allocations; /* device allocations not freed yet, for leak checks */
+  uint64_t tensor_maps_encoded; /* successful cuTensorMapEncodeTiled calls */
 } FakeCudaStats;
 
 void fake_cuda_get_stats(FakeCudaStats* out);

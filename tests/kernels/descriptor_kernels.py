@@ -1,0 +1,39 @@
+"""Kernels taking TMA tensor descriptors built on the host (triton.tools.tensor_descriptor),
+written as Triton's tutorials and Hopper libraries write them: tests/cpu/test_descriptor.cpp
+(specialization and hash against Triton's, the launch parameters on the stand-in driver) and
+tests/gpu/test_descriptor.cpp (results on a GPU)."""
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_2d(in_desc, out_desc, factor, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    # out = in * factor, one BLOCK_M x BLOCK_N tile per program; the descriptors' zero padding
+    # covers the tiles that overhang the tensor, and stores past its edge are dropped.
+    m = tl.program_id(0) * BLOCK_M
+    n = tl.program_id(1) * BLOCK_N
+    tile = in_desc.load([m, n])
+    out_desc.store([m, n], tile * factor)
+
+
+@triton.jit
+def matmul_tma(a_desc, b_desc, c_desc, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    # C = A @ B (fp16 in, fp32 accumulate, fp16 out), the tile loop of Triton's persistent
+    # matmul tutorial without its persistence.
+    m = tl.program_id(0) * BLOCK_M
+    n = tl.program_id(1) * BLOCK_N
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        a = a_desc.load([m, k])
+        b = b_desc.load([k, n])
+        acc = tl.dot(a, b, acc)
+    c_desc.store([m, n], acc.to(tl.float16))
+
+
+@triton.heuristics({"BLOCK_N": lambda args: 64})
+@triton.jit
+def scale_2d_heuristic(in_desc, out_desc, factor, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    # A heuristic sees every argument: tritonrt does not show it descriptors yet.
+    m = tl.program_id(0) * BLOCK_M
+    n = tl.program_id(1) * BLOCK_N
+    out_desc.store([m, n], in_desc.load([m, n]) * factor)
