@@ -54,6 +54,16 @@ TEST(Compile, SameHashAsTritonWithOptionsAndOtherTarget) {
   EXPECT_EQ(art->metadata.target.arch, "80");
 }
 
+// A @gluon.jit kernel compiles through Gluon's source class, as its own JIT does.
+TEST(Compile, SameHashAsTritonForAGluonKernel) {
+  const std::string gluon = kKernels + "/gluon_kernels.py";
+  auto& fn = JitFunction::get(gluon, "gluon_scale");
+  const auto art = fn.compile(Target::parse("cuda:90"), {}, fptr(16), fptr(32), 1000, 0.5, 256);
+  EXPECT_EQ(art->metadata.hash, reference_hash(gluon, "gluon_scale", "[P(16,'float32'), P(32,'float32'), 1000, 0.5, 256]",
+                                               "cuda:90"));
+  EXPECT_EQ(art->metadata.name, "gluon_scale");
+}
+
 TEST(Compile, SameHashAsTritonForAnnotationsDefaultsAndPackages) {
   auto& annotated = JitFunction::get(kSig, "annotated");
   const auto a =

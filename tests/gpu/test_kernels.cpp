@@ -1,7 +1,8 @@
 // Kernels launched through tritonrt on a GPU, each result checked element by element
 // against a host reference computed in double: every dtype of a pointwise add, reductions,
 // the i64 / constexpr-1 / None specializations, a matmul with large shared memory, clusters
-// (num_ctas), device-built tensor descriptors (global scratch) and programmatic dependent launch.
+// (num_ctas), device-built tensor descriptors (global scratch), programmatic dependent launch
+// and a Gluon kernel.
 
 #include <cmath>
 #include <cstdint>
@@ -471,6 +472,32 @@ TEST_F(Kernels, ProgrammaticDependentLaunchChain) {
   }
   for (std::size_t i = n; i < got_b.size(); ++i) {
     if (!is_poison(got_b[i])) bad.add_unpoisoned(i);
+  }
+  EXPECT_TRUE(bad.result());
+}
+
+// ---------------------------------------------------------------------------------------------
+// 9. A Gluon kernel (layouts by hand), launched as any other.
+
+TEST_F(Kernels, GluonKernel) {
+  const int n = 100003;
+  std::vector<float> x(n);
+  for (auto& v : x) v = static_cast<float>(rng().signed_magnitude(0.5, 100.0));
+  DeviceBuffer<float> dx(x), dout(n + kGuard);
+  dout.poison();
+  Stream s;
+  auto& fn = JitFunction::get(std::string(TRITONRT_TEST_KERNELS) + "/gluon_kernels.py", "gluon_scale");
+  const LaunchConfig config{.grid_fn = blocks_over_n, .stream = s.get()};
+  fn(config, dx.get(), dout.get(), n, 0.5f, 512);
+  s.sync();
+  const auto out = dout.download();
+  Mismatches bad("gluon_scale");
+  for (int i = 0; i < n; ++i) {
+    const float want = x[i] * 0.5f;  // exact: a power of two
+    if (!(out[i] == want)) bad.add(i, out[i], want);
+  }
+  for (std::size_t i = n; i < out.size(); ++i) {
+    if (!is_poison(out[i])) bad.add_unpoisoned(i);
   }
   EXPECT_TRUE(bad.result());
 }

@@ -238,6 +238,20 @@ def _remember_triton_key():
     cache.triton_key = autotuner.triton_key = lambda: key
 
 
+def _source_class(fn):
+    """The source class the kernel's own JIT compiles through: Triton's ASTSource, or for a
+    @gluon.jit kernel Gluon's (which GluonJITFunction sets where it builds its binder)."""
+    from triton.compiler import ASTSource
+    if not getattr(fn, "is_gluon", lambda: False)():
+        return ASTSource
+    try:
+        from triton.experimental.gluon._runtime import GluonASTSource
+    except ImportError as e:
+        raise CompileFailure(f"a Gluon kernel, but this Triton's Gluon runtime cannot be driven by tritonrt ({e})",
+                             "") from None
+    return GluonASTSource
+
+
 def compile(handle, backend_name, arch, warp_size, specialization, options):
     """Compile kernel `handle` for one specialization.
 
@@ -249,7 +263,7 @@ def compile(handle, backend_name, arch, warp_size, specialization, options):
     """
     import triton
     from triton import knobs
-    from triton.compiler import ASTSource, make_backend
+    from triton.compiler import make_backend
 
     _remember_triton_key()
     fn = kernels[handle]
@@ -274,7 +288,7 @@ def compile(handle, backend_name, arch, warp_size, specialization, options):
     folder = None
     try:
         parsed, signature, constexprs, attrs = fn._pack_args(backend, kwargs, values, spec, None)
-        source = ASTSource(fn, signature, constexprs, attrs)
+        source = _source_class(fn)(fn, signature, constexprs, attrs)
         folder = _cache_folder(source, backend, parsed.__dict__)
         if folder is not None:
             problem = _cache_entry_problem(folder)
