@@ -49,6 +49,10 @@ struct LaunchConfig {
   std::function<Grid(const BoundArgs&)> grid_fn{};  ///< when set, replaces `grid`
   void* stream = nullptr;
   CompileOptions options{};
+  /// For an autotuned kernel: the config to run, by its index in the `@triton.autotune`
+  /// configs, instead of tuning (no pruning, no timing; its pre_hook runs), with the same
+  /// hash as Python's call with that config's values and options. -1: tune as Triton does.
+  std::ptrdiff_t autotune_config = -1;
 };
 
 /// Ceiling division, for grids: `cdiv(n, 1024)`.

@@ -157,10 +157,30 @@ void JitFunction::Impl::apply_layers(std::size_t first, std::size_t last, detail
       heuristic += layer.heuristic_names.size();
     } else if (layer.kind == Decorator::Kind::autotune) {
       const detail::Autotune tuner(kernel, l);
-      const std::size_t config = tuner.choose(r, *this);
+      // The caller's choice (checked before the call was resolved), else the tuner's.
+      const std::size_t config = r.launch != nullptr && r.launch->autotune_config >= 0
+                                     ? static_cast<std::size_t>(r.launch->autotune_config)
+                                     : tuner.choose(r, *this);
       tuner.apply(config, r);
       if (layer.configs[config].pre_hook) tuner.run_hook("config", r, static_cast<std::ptrdiff_t>(config), false);
     }
+  }
+}
+
+void JitFunction::Impl::check_chosen_config(std::ptrdiff_t config) const {
+  bool autotuned = false;
+  for (const auto& layer : kernel.layers) {
+    if (layer.kind != Decorator::Kind::autotune) continue;
+    autotuned = true;
+    if (static_cast<std::size_t>(config) >= layer.configs.size()) {
+      detail::raise<ArgumentError>({kernel.signature.name},
+                                   "LaunchConfig::autotune_config is {}, but its autotuner has {} config{}", config,
+                                   layer.configs.size(), layer.configs.size() == 1 ? "" : "s");
+    }
+  }
+  if (!autotuned) {
+    detail::raise<ArgumentError>({kernel.signature.name},
+                                 "LaunchConfig::autotune_config is {}, but the kernel is not autotuned", config);
   }
 }
 

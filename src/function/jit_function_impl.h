@@ -82,6 +82,8 @@ struct [[gnu::visibility("hidden")]] JitFunction::Impl final : detail::TrialMake
   /// Resolves a decorated call: the caller's arguments bound, then the decorators applied
   /// outermost first (heuristics, tuned configs), then defaults for what none set.
   void resolve(std::span<const Arg> given, detail::Resolution& r);
+  /// Throws ArgumentError unless the kernel is autotuned and every autotuner has config `config`.
+  void check_chosen_config(std::ptrdiff_t config) const;
   /// Applies decorator layers [first, last) to `r`.
   void apply_layers(std::size_t first, std::size_t last, detail::Resolution& r);
   /// An autotune config's trial (autotune.h), made through this function's prepare, find and miss path.

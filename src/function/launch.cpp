@@ -10,7 +10,7 @@
 namespace tritonrt {
 
 const Artifact& JitFunction::launch_packed(const LaunchConfig& config, std::span<const Arg> given) {
-  if (!impl_->kernel.layers.empty()) [[unlikely]]
+  if (!impl_->kernel.layers.empty() | (config.autotune_config >= 0)) [[unlikely]]
     return launch_decorated(config, given);
   detail::CallFrame call;
   const detail::OptionsKey options(config.options);
@@ -29,6 +29,7 @@ const Artifact& JitFunction::launch_packed(const LaunchConfig& config, std::span
 
 // The same, after the decorators (autotune, heuristics) chose the values they set.
 const Artifact& JitFunction::launch_decorated(const LaunchConfig& config, std::span<const Arg> given) {
+  if (config.autotune_config >= 0) impl_->check_chosen_config(config.autotune_config);
   detail::CallFrame call;
   const CUcontext ctx = detail::launch_context(config.stream);
   detail::ContextKernels& context = impl_->context_for(ctx);
@@ -55,6 +56,7 @@ std::shared_ptr<const Artifact> JitFunction::artifact_for_packed(const LaunchCon
   const CUcontext ctx = detail::launch_context(config.stream);
   CompileOptions resolved = config.options;
   std::span<const Arg> args = given;
+  if (config.autotune_config >= 0) impl_->check_chosen_config(config.autotune_config);
   if (!impl_->kernel.layers.empty()) {
     detail::ContextKernels& context = impl_->context_for(ctx);
     detail::Resolution r(impl_->kernel, call.bound(), resolved, *context.decorators, &context.device);

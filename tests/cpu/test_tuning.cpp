@@ -217,6 +217,45 @@ TEST_F(Tuning, ResultsAreSharedWithTritonsOwnAutotuner) {
   EXPECT_EQ(last_launch().grid[0], static_cast<unsigned>(cdiv(m, 256)));
 }
 
+// LaunchConfig::autotune_config: the caller's config runs as given, untimed, and compiles to
+// the kernel that config compiles to; the tuner's own choice is untouched.
+TEST_F(Tuning, AChosenConfigRunsUntimed) {
+  auto& fn = JitFunction::get(kLibrary, "entry_autotuned_add");
+  const int n = 7 << 16;
+  const DevicePtr x = buffer(4 * n), y = buffer(4 * n), out = buffer(4 * n);
+  LaunchConfig chosen = config();
+  chosen.autotune_config = 1;  // BLOCK 1024, num_warps 4, num_stages 2
+  const std::uint64_t before = launches();
+  fn(chosen, x, y, out, n);
+  EXPECT_EQ(launches(), before + 1) << "a chosen config is not tuned";
+  EXPECT_EQ(last_launch().block[0], 4u * 32);
+  EXPECT_EQ(last_launch().grid[0], static_cast<unsigned>(cdiv(n, 1024)));
+  const auto configs = fn.compile_configs(Target::current(), {}, x, y, out, n);
+  ASSERT_EQ(configs.size(), 3u);
+  EXPECT_EQ(fn.artifact_for(chosen, x, y, out, n)->metadata.hash, configs[1].artifact->metadata.hash);
+  // Without a choice the same key is tuned (and BLOCK 2048, the fewest programs, wins).
+  fn(config(), x, y, out, n);
+  EXPECT_GT(launches(), before + 2);
+  EXPECT_EQ(last_launch().grid[0], static_cast<unsigned>(cdiv(n, 2048)));
+
+  chosen.autotune_config = 3;
+  try {
+    fn(chosen, x, y, out, n);
+    ADD_FAILURE() << "config 3 of 3 was accepted";
+  } catch (const ArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("autotune_config is 3, but its autotuner has 3 configs"), std::string::npos)
+        << e.what();
+  }
+  auto& plain = JitFunction::get(kKernels + "/signatures.py", "plain");
+  chosen.autotune_config = 0;
+  try {
+    plain(chosen, x, y, 1000, 7, 0.5, true, std::nullopt, 64, 0);
+    ADD_FAILURE() << "a plain kernel took autotune_config";
+  } catch (const ArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("the kernel is not autotuned"), std::string::npos) << e.what();
+  }
+}
+
 // When pruning keeps one config, Triton before 3.8 still times it (running the kernel a few
 // times, with its resets and restores); from 3.8 it takes it untimed. tritonrt does what the
 // installed Triton does.
