@@ -126,6 +126,15 @@ def _describe(obj):
     return f"kernel '{module}.{name}'"
 
 
+def _descriptor_type():
+    """Triton's host TensorDescriptor class, or None where this Triton has none."""
+    try:
+        from triton.tools.tensor_descriptor import TensorDescriptor
+    except ImportError:
+        return None
+    return TensorDescriptor
+
+
 def _setup():
     """Hands the C++ side what it reads on every call; once per process."""
     global _ready, _frontend, _JITFunction, _KernelInterface, _original_run, _compiling
@@ -162,6 +171,7 @@ def _setup():
             original_run=_original_run,
             original_getitem=KernelInterface.__getitem__,
             tensor_type=sys.modules["torch"].Tensor if "torch" in sys.modules else None,
+            descriptor_type=_descriptor_type(),
             torch_api=_torch_api(),
             pointer_dtypes=pointers,
             constexpr_dtypes=language,

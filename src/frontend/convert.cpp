@@ -1,7 +1,8 @@
 // Python values as kernel arguments, the way Triton's binder types them: exact types checked
 // first (None, bool, int, float), tensors through torch's C++ API when the torch support
-// module is loaded, anything with data_ptr() and dtype as a pointer, dtypes and strings as
-// constexprs. What is left (tuples, descriptors, subclasses) goes to Triton's own path.
+// module is loaded, Triton's TensorDescriptor as a tritonrt::TensorDescriptor, anything with
+// data_ptr() and dtype as a pointer, dtypes and strings as constexprs. What is left (tuples,
+// subclasses) goes to Triton's own path.
 
 #include "frontend/frontend.h"
 
@@ -67,9 +68,70 @@ const char* pointer_arg(PyObject* object, Arg& arg) {
   return nullptr;
 }
 
+// Up to TensorDescriptor::kMaxRank integers of `object.<name>` (a list, tuple or torch.Size).
+bool read_dims(PyObject* object, PyObject* name, std::int64_t* out, std::size_t& count) {
+  Ref value(PyObject_GetAttr(object, name));
+  Ref items(value ? PySequence_Fast(value.get(), "not a sequence") : nullptr);
+  if (!items) {
+    PyErr_Clear();
+    return false;
+  }
+  const Py_ssize_t size = PySequence_Fast_GET_SIZE(items.get());
+  if (size > TensorDescriptor::kMaxRank) return false;
+  for (Py_ssize_t i = 0; i < size; ++i) {
+    out[i] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(items.get(), i));
+    if (out[i] == -1 && PyErr_Occurred()) {
+      PyErr_Clear();
+      return false;
+    }
+  }
+  count = static_cast<std::size_t>(size);
+  return true;
+}
+
+// Triton's TensorDescriptor (base, shape, strides, block_shape, padding), kept in `kept`.
+const char* descriptor_arg(PyObject* object, Arg& arg, CallDescriptors& kept) {
+  State& s = state();
+  Ref base(PyObject_GetAttr(object, s.s_base));
+  if (!base) {
+    PyErr_Clear();
+    return "a tensor descriptor without a base";
+  }
+  Arg pointer;
+  const int tensor = s.torch != nullptr ? s.torch->tensor(base.get(), pointer) : 0;
+  if (tensor < 0) return "a tensor descriptor over a tensor a launch cannot take";
+  if (tensor == 0) {
+    if (const char* problem = pointer_arg(base.get(), pointer)) return problem;
+  }
+  std::int64_t shape[TensorDescriptor::kMaxRank], strides[TensorDescriptor::kMaxRank],
+      block[TensorDescriptor::kMaxRank];
+  std::size_t ranks[3] = {0, 0, 0};
+  if (!read_dims(object, s.s_shape, shape, ranks[0]) || !read_dims(object, s.s_strides, strides, ranks[1]) ||
+      !read_dims(object, s.s_block_shape, block, ranks[2])) {
+    return "a tensor descriptor whose shape, strides or block shape are not up to 5 integers";
+  }
+  Ref padding(PyObject_GetAttr(object, s.s_padding));
+  if (!padding || !PyUnicode_Check(padding.get())) {
+    PyErr_Clear();
+    return "a tensor descriptor whose padding is not a string";
+  }
+  const bool nan = PyUnicode_CompareWithASCIIString(padding.get(), "nan") == 0;
+  try {
+    const TensorDescriptor* d = kept.add(TensorDescriptor::make(
+        reinterpret_cast<const void*>(pointer.value.u), pointer.dtype, std::span(shape, ranks[0]),
+        std::span(strides, ranks[1]), std::span(block, ranks[2]),
+        nan ? TensorDescriptor::Padding::nan : TensorDescriptor::Padding::zero));
+    if (d == nullptr) return "one of more tensor descriptors than tritonrt passes in one call";
+    ArgTraits<TensorDescriptor>::pack(arg, *d);
+  } catch (const ArgumentError&) {
+    return "a tensor descriptor tritonrt refuses (Triton says why)";
+  }
+  return nullptr;
+}
+
 }  // namespace
 
-const char* to_arg(PyObject* object, Arg& arg) {
+const char* to_arg(PyObject* object, Arg& arg, CallDescriptors* descriptors) {
   State& s = state();
   arg = Arg{};
   if (object == Py_None) {
@@ -129,6 +191,9 @@ const char* to_arg(PyObject* object, Arg& arg) {
     return nullptr;
   }
   if (type == &PyTuple_Type || type == &PyList_Type) return "a tuple";
+  if (s.descriptor_type != nullptr && PyObject_TypeCheck(object, reinterpret_cast<PyTypeObject*>(s.descriptor_type))) {
+    return descriptors != nullptr ? descriptor_arg(object, arg, *descriptors) : "a tensor descriptor as a default";
+  }
   if (PyObject_HasAttr(object, s.s_data_ptr)) return pointer_arg(object, arg);
   return "a value of a type tritonrt does not pass";
 }

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <type_traits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -70,6 +71,7 @@ struct State {
   PyObject* kernel_for = nullptr;        ///< Python: the Kernel of a JITFunction (install())
   PyObject* canonical_dtype = nullptr;   ///< Python: Triton's name of a dtype object, or None
   PyObject* tensor_type = nullptr;       ///< torch.Tensor, when torch is imported
+  PyObject* descriptor_type = nullptr;   ///< triton.tools.tensor_descriptor.TensorDescriptor
   PyObject* original_run = nullptr;      ///< JITFunction.run as Triton defined it
   PyObject* original_getitem = nullptr;  ///< KernelInterface.__getitem__
   PyObject* routed_run = nullptr;        ///< this module's replacement of JITFunction.run
@@ -80,6 +82,7 @@ struct State {
   // Interned names.
   PyObject *s_data_ptr, *s_dtype, *s_is_cuda, *s_grid, *s_warmup, *s_active, *s_private_active;
   PyObject *s_get_current_device, *s_get_current_stream, *s_kernel_attr, *s_run;
+  PyObject *s_base, *s_shape, *s_strides, *s_block_shape, *s_padding;
 };
 State& state();
 
@@ -91,9 +94,28 @@ inline PyTypeObject blank_type() {
   return t;
 }
 
+/// The tensor descriptors of one call, made from Triton's TensorDescriptor objects: each Arg
+/// of a descriptor points at one of these, which live as long as the call.
+class CallDescriptors {
+ public:
+  static constexpr std::size_t kMax = 16;
+  /// A copy of `d` that lives as long as this; nullptr when all kMax are taken.
+  const TensorDescriptor* add(const TensorDescriptor& d) {
+    if (count_ == kMax) return nullptr;
+    return std::construct_at(reinterpret_cast<TensorDescriptor*>(storage_) + count_++, d);
+  }
+
+ private:
+  // Raw storage: nothing is written for a call without descriptors (trivially destructible).
+  alignas(TensorDescriptor) std::byte storage_[sizeof(TensorDescriptor) * kMax];
+  std::size_t count_ = 0;
+};
+static_assert(std::is_trivially_destructible_v<TensorDescriptor>);
+
 /// Why a value cannot be an Arg (tritonrt leaves the call to Triton), or nullptr when it is.
-/// No Python exception is left set either way.
-const char* to_arg(PyObject* object, Arg& arg);
+/// No Python exception is left set either way. A TensorDescriptor is kept in `descriptors`
+/// (none may be: a default value).
+const char* to_arg(PyObject* object, Arg& arg, CallDescriptors* descriptors = nullptr);
 /// A constexpr value for grid(META) from what a decorator or default gave; a new reference.
 PyObject* from_arg(const Arg& arg, PyObject* python_default);
 

@@ -70,6 +70,9 @@ PyObject* setup(PyObject*, PyObject* args, PyObject* kwargs) {
   }
   PyObject* tensor_type = PyDict_GetItemString(kwargs, "tensor_type");
   Py_XSETREF(s.tensor_type, tensor_type != nullptr && tensor_type != Py_None ? Py_NewRef(tensor_type) : nullptr);
+  PyObject* descriptor_type = PyDict_GetItemString(kwargs, "descriptor_type");
+  Py_XSETREF(s.descriptor_type,
+             descriptor_type != nullptr && PyType_Check(descriptor_type) ? Py_NewRef(descriptor_type) : nullptr);
   PyObject* torch_api = PyDict_GetItemString(kwargs, "torch_api");
   s.torch = nullptr;
   if (torch_api != nullptr && torch_api != Py_None) {
@@ -141,7 +144,8 @@ PyMODINIT_FUNC PyInit__frontend() {
       !intern(s.s_grid, "grid") || !intern(s.s_warmup, "warmup") || !intern(s.s_active, "active") ||
       !intern(s.s_private_active, "_active") || !intern(s.s_get_current_device, "get_current_device") ||
       !intern(s.s_get_current_stream, "get_current_stream") || !intern(s.s_kernel_attr, "_tritonrt_kernel") ||
-      !intern(s.s_run, "run")) {
+      !intern(s.s_run, "run") || !intern(s.s_base, "base") || !intern(s.s_shape, "shape") ||
+      !intern(s.s_strides, "strides") || !intern(s.s_block_shape, "block_shape") || !intern(s.s_padding, "padding")) {
     return nullptr;
   }
   for (PyTypeObject* type : {&KernelType, &BoundType, &RoutedRunType, &RoutedGetitemType}) {

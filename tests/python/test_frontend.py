@@ -29,6 +29,7 @@ from triton_reference import HostPointer, RecordingDriver, parse_target  # noqa:
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "kernels"))
+import descriptor_kernels as D  # noqa: E402
 import frontend_kernels as K  # noqa: E402
 
 
@@ -73,6 +74,12 @@ def slow_kernels():
 
 def pointer(address=0x10000, dtype="float32"):
     return HostPointer(address, dtype)
+
+
+def descriptor(address):
+    """Triton's host TensorDescriptor of a 64 x 128 fp16 matrix, loaded 32 x 64 at a time."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+    return TensorDescriptor(pointer(address, "float16"), [64, 128], [128, 1], [32, 64])
 
 
 def test_the_stand_in_driver_is_the_one_loaded(rt, recording):
@@ -225,6 +232,8 @@ CALLS = {
                                                         tl.float16), {})),
     "class attribute": (K.Holder.copy_kernel, (2, ), lambda: ((pointer(), pointer(), 99), dict(BLOCK=32))),
     "heuristics": (K.heuristic_kernel, (5, ), lambda: ((pointer(), pointer(), 5000), {})),
+    "tensor descriptors": (D.scale_2d, (2, 2), lambda: ((descriptor(0x10000), descriptor(0x20000), 2.0),
+                                                         dict(BLOCK_M=32, BLOCK_N=64))),
 }
 
 
