@@ -226,7 +226,8 @@ py::tuple python_arg(const KernelDescription& kernel, const PythonArg& p) {
       raise<ArgumentError>(param_site(kernel.signature, p.param),
                            "is a tensor descriptor, which tritonrt does not show to Python code around a kernel yet "
                            "(heuristics, hooks, config pruning): get the kernel under its decorators (\"name.fn\") "
-                           "and pass its constexprs, or launch it from Python");
+                           "and pass its constexprs, choose a config without a pre_hook "
+                           "(LaunchConfig::autotune_config), or launch it from Python");
     default:
       return py::make_tuple(name, "none", py::none());
   }

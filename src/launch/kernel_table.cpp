@@ -8,7 +8,6 @@ CacheEntry::CacheEntry(std::uint64_t h, std::span<const ParamCode> call_codes, s
       codes(call_codes.begin(), call_codes.end()),
       constexprs(args.begin(), args.end()),
       strings(args.size()),
-      descriptors(args.size()),
       options(call_options),
       kernel(std::move(loaded)) {
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -19,6 +18,7 @@ CacheEntry::CacheEntry(std::uint64_t h, std::span<const ParamCode> call_codes, s
       strings[i].assign(a.value.s, a.size);
       a.value.s = strings[i].data();
     } else if (a.kind == ArgKind::descriptor) {
+      if (descriptors.empty()) descriptors.resize(args.size());  // once: the copies never move
       descriptors[i].emplace(*static_cast<const TensorDescriptor*>(a.object));
       a.object = &*descriptors[i];
     }

@@ -34,7 +34,7 @@ struct CacheEntry {
   std::vector<Arg> constexprs;   ///< per parameter; meaningful for constexpr and descriptor ones
   std::vector<std::uint16_t> constexpr_indices;  ///< and the descriptors' (their block shapes are key)
   std::vector<std::string> strings;  ///< owned copies behind string constexprs
-  std::vector<std::optional<TensorDescriptor>> descriptors;  ///< owned copies behind descriptors
+  std::vector<std::optional<TensorDescriptor>> descriptors;  ///< copies behind descriptors (empty: none)
   OptionsKey options{CompileOptions{}};
   ModuleFunction kernel;
 
