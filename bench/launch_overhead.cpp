@@ -1,8 +1,8 @@
 // Host time per kernel launch (cache hit), in one process: a bare cuLaunchKernel of the same
 // cubin, tritonrt's `fn(config, args...)`, Triton's Python `kernel[grid](...)` and Triton's
 // `CompiledKernel.run(...)`, for kernels with 3, 8 and 19 runtime parameters, and one taking
-// two TMA tensor descriptors (whose CUtensorMaps tritonrt encodes on every launch, where the
-// bare launch encodes them once).
+// two TMA tensor descriptors (whose CUtensorMaps the bare launch encodes once, and tritonrt
+// finds again in its thread's recent maps on every launch).
 //
 //     tritonrt_bench_launch [results.json]     (default: bench/results/launch_overhead.json)
 //

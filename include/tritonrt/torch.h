@@ -185,6 +185,8 @@ TensorChecks check_launch_args(const JitFunction& fn, const Args&... args) {
 /// kernel and parameter), then runs with the tensors' device current (a DeviceScope) on that
 /// device's current CUDA stream, as torch's own kernels do. A `config.stream` other than
 /// nullptr is used as given. Kernel scratch memory comes from torch's caching allocator.
+/// Tensor descriptors are not tensors here: a call whose only memory arguments are descriptors
+/// runs on the current device, as Triton's does (make them with `descriptor` from tensors of it).
 template <class... Args>
 void launch(JitFunction& fn, LaunchConfig config, const Args&... args) {
   const auto checks = detail::check_launch_args(fn, args...);

@@ -23,11 +23,11 @@ void check_block_shape(std::span<const std::int64_t> block) {
     if (b <= 0 || (b & (b - 1)) != 0) {
       detail::raise<ArgumentError>({}, "tensor descriptor: block shape element {} is {}, not a power of 2", i, b);
     }
-    elements *= b;
-    if (elements > kMaxBlockElements) {
+    if (b > kMaxBlockElements / elements) {  // elements * b > the limit, without overflow
       detail::raise<ArgumentError>({}, "tensor descriptor: the block shape has more than {} elements (Triton's limit)",
                                    kMaxBlockElements);
     }
+    elements *= b;
   }
 }
 
@@ -49,9 +49,9 @@ TensorDescriptor TensorDescriptor::make(const void* base, DType dtype, std::span
   }
   const int element = scalar_size(dtype);
   for (std::size_t i = 0; i + 1 < rank; ++i) {
-    if (strides[i] <= 0 || (strides[i] * element) % 16 != 0) {
-      detail::raise<ArgumentError>({}, "tensor descriptor: stride {} ({} elements of {} bytes) is not a positive "
-                                   "multiple of 16 bytes", i, strides[i], element);
+    if ((strides[i] * element) % 16 != 0) {
+      detail::raise<ArgumentError>({}, "tensor descriptor: stride {} ({} elements of {} bytes) is not a multiple of "
+                                   "16 bytes", i, strides[i], element);
     }
   }
   if (strides[rank - 1] != 1) {

@@ -2,7 +2,7 @@
 // first (None, bool, int, float), tensors through torch's C++ API when the torch support
 // module is loaded, Triton's TensorDescriptor as a tritonrt::TensorDescriptor, anything with
 // data_ptr() and dtype as a pointer, dtypes and strings as constexprs. What is left (tuples,
-// subclasses) goes to Triton's own path.
+// subclasses of the exact types) goes to Triton's own path.
 
 #include "frontend/frontend.h"
 
@@ -121,7 +121,7 @@ const char* descriptor_arg(PyObject* object, Arg& arg, CallDescriptors& kept) {
         reinterpret_cast<const void*>(pointer.value.u), pointer.dtype, std::span(shape, ranks[0]),
         std::span(strides, ranks[1]), std::span(block, ranks[2]),
         nan ? TensorDescriptor::Padding::nan : TensorDescriptor::Padding::zero));
-    if (d == nullptr) return "one of more tensor descriptors than tritonrt passes in one call";
+    if (d == nullptr) return "one more tensor descriptor than tritonrt passes in one call";
     ArgTraits<TensorDescriptor>::pack(arg, *d);
   } catch (const ArgumentError&) {
     return "a tensor descriptor tritonrt refuses (Triton says why)";

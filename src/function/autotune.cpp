@@ -146,7 +146,13 @@ std::size_t Autotune::choose(Resolution& r, TrialMaker& function) const {
   Arg* key_args = reinterpret_cast<Arg*>(storage);
   std::size_t count = 0;
   for (const std::size_t k : tuner.keys) {
-    if (r.passed[k]) key_args[count++] = r.args[k];
+    if (!r.passed[k]) continue;
+    if (r.args[k].kind == ArgKind::descriptor) [[unlikely]] {
+      raise<ArgumentError>(param_site(kernel_.signature, k),
+                           "is a tensor descriptor, and its autotuner's key names it; Triton cannot key on one "
+                           "either (a TensorDescriptor is unhashable)");
+    }
+    key_args[count++] = r.args[k];
   }
   for (std::size_t i = 0; i < r.passed_count; ++i) {
     const Arg& a = r.args[r.order[i]];

@@ -201,8 +201,9 @@ bool JitFunction::Impl::matches(const KernelSignature& sig, std::span<const Arg>
     same &= code.bits() == want[i].bits();
     if (code.type != TypeCode::kConstexpr) [[likely]] {
       call.kernel_params[count++] = param;
-      if (TypeCode::is_descriptor(code.type)) [[unlikely]]
-        same &= same_descriptor_key(args[i], expected.constexprs[i]);
+      // Only while every code so far matched: then the entry's argument is a descriptor too.
+      if (TypeCode::is_descriptor(code.type) && same) [[unlikely]]
+        same = same_descriptor_key(args[i], expected.constexprs[i]);
     } else {
       same &= same_constexpr(args[i], expected.constexprs[i]);
     }

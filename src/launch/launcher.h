@@ -27,7 +27,7 @@ void launch_kernel_general(const ModuleFunction& k, const DeviceContext& dc, con
 
 /// Encodes the CUtensorMap a TMA kernel reads for descriptor `d` (`shape`: the sizes the kernel
 /// takes, fp4 padding applied), as Triton's launcher encodes it; throws DriverError when the
-/// driver refuses it. Every launch of a kernel with descriptors does this for each one.
+/// driver refuses it. A launch does this for each descriptor its thread has not encoded lately.
 void encode_tensor_map(CUtensorMap& map, const TensorDescriptor& d, const TensorDescriptorMeta& m,
                        std::span<const std::int64_t> shape, std::string_view kernel);
 

@@ -212,6 +212,40 @@ TEST_F(FakeDriverLaunch, ExpandsTensorDescriptorsAsTritonsLauncher) {
   EXPECT_EQ(stats().module_loads, loads + 1);
 }
 
+// A parameter that takes a pointer on one call and a descriptor on the next (or the other way
+// round) is another specialization each time, never a descriptor compared with a pointer.
+TEST_F(FakeDriverLaunch, APointerAndADescriptorForOneParameterAreTwoKernels) {
+  const std::string source = std::string(TRITONRT_TEST_KERNELS) + "/descriptor_kernels.py";
+  auto& fn = JitFunction::get(source, "load_either");
+  const std::int64_t shape[] = {16, 16}, strides[] = {16, 1};
+  const auto d = TensorDescriptor::make(g_tile_in, DType::fp16, shape, strides, shape);
+  const DevicePtr p{g_tile_in, DType::fp16};
+  const DevicePtr out{g_tile_out, DType::fp16};
+  fn(grid(1), p, out, 16);
+  fn(grid(1), d, out, 16);
+  fn(grid(1), p, out, 16);
+  fn(grid(1), d, out, 16);
+  EXPECT_EQ(stats().launches, 4u);
+  EXPECT_EQ(stats().module_loads, 2u);
+  EXPECT_NE(fn.artifact_for(grid(1), p, out, 16)->metadata.hash, fn.artifact_for(grid(1), d, out, 16)->metadata.hash);
+}
+
+TEST_F(FakeDriverLaunch, AnAutotunerKeyedOnADescriptorIsAnArgumentError) {
+  const std::string source = std::string(TRITONRT_TEST_KERNELS) + "/descriptor_kernels.py";
+  auto& fn = JitFunction::get(source, "keyed_on_descriptor");
+  const std::int64_t shape[] = {16, 16}, strides[] = {16, 1};
+  const auto d = TensorDescriptor::make(g_tile_in, DType::fp16, shape, strides, shape);
+  try {
+    fn(grid(1), d, DevicePtr{g_tile_out, DType::fp16});
+    ADD_FAILURE() << "a descriptor in the tuning key was accepted";
+  } catch (const ArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("parameter 'src' (#0): is a tensor descriptor, and its autotuner's key names it"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(stats().launches, 0u);
+}
+
 TEST_F(FakeDriverLaunch, ZeroGridLaunchesNothing) {
   auto& fn = JitFunction::get(kSource, "typed_args");
   fn(grid(0), g_out, g_in, 1000, 7, 0.5, scalar(DType::fp16, 1.5), 64);

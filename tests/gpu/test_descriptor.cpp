@@ -25,7 +25,7 @@ TensorDescriptor matrix(const DeviceBuffer<std::uint16_t>& buffer, std::int64_t 
 }
 
 // A 100 x 200 fp16 matrix (its tiles overhang both edges) scaled through two descriptors, on
-// two pairs of buffers: the second launch is a cache hit whose maps are encoded anew.
+// two pairs of buffers: the second launch is a cache hit, its maps made for the new buffers.
 TEST_F(Descriptors, ScaleThroughHostDescriptors) {
   const int M = 100, N = 200;
   auto& fn = JitFunction::get(kDescKernels, "scale_2d");

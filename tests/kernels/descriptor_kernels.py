@@ -37,3 +37,22 @@ def scale_2d_heuristic(in_desc, out_desc, factor, BLOCK_M: tl.constexpr, BLOCK_N
     m = tl.program_id(0) * BLOCK_M
     n = tl.program_id(1) * BLOCK_N
     out_desc.store([m, n], in_desc.load([m, n]) * factor)
+
+
+@triton.jit
+def load_either(src, out_ptr, BLOCK: tl.constexpr):
+    # `src` a pointer or a descriptor, as Triton's fused-attention tutorial takes its inputs.
+    offs = tl.arange(0, BLOCK)
+    if isinstance(src, tl.tensor_descriptor):
+        tile = src.load([0, 0])
+    else:
+        tile = tl.load(src + offs[:, None] * BLOCK + offs[None, :])
+    tl.store(out_ptr + offs[:, None] * BLOCK + offs[None, :], tile)
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 16}, num_warps=2)], key=["src"])
+@triton.jit
+def keyed_on_descriptor(src, out_ptr, BLOCK: tl.constexpr):
+    # An autotuner keyed on a descriptor: Triton refuses it (a TensorDescriptor is unhashable).
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs[:, None] * BLOCK + offs[None, :], src.load([0, 0]))
