@@ -32,6 +32,9 @@ struct SpecializationRules {
   std::int64_t pointer_divisibility = 16;  ///< a power of two (the bridge checks)
   /// Per DType: the pointer type name, plain and const ("*fp32", "*kfp32").
   std::array<std::array<std::string, 2>, kDTypeCount> pointer_types;
+  /// The i1 flags Triton's launcher passes after a descriptor's strides for a kernel that
+  /// takes it without TMA: 1 (NaN padding; Triton 3.6), 2 (and round_f32_to_tf32; 3.9).
+  int descriptor_flags = 1;
 };
 
 /// A Triton type in one byte: constexpr, a scalar DType, a (const) pointer to one, or a

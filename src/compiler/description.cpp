@@ -326,6 +326,9 @@ SpecializationRules parse_specialization_rules(std::string_view json) {
     rules.pointer_types[i] = {read.as<std::string>(pair[0], "pointer_types"),
                               read.as<std::string>(pair[1], "pointer_types")};
   }
+  // Rules recorded before it was asked are Triton 3.6's, which passes one flag.
+  rules.descriptor_flags = static_cast<int>(read.field_or<std::int64_t>(answer, "descriptor_flags", 1));
+  if (rules.descriptor_flags < 1 || rules.descriptor_flags > 2) read.fail("give descriptor_flags outside 1 to 2");
   return rules;
 }
 

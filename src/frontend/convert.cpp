@@ -116,6 +116,14 @@ const char* descriptor_arg(PyObject* object, Arg& arg, CallDescriptors& kept) {
     return "a tensor descriptor whose padding is not a string";
   }
   const bool nan = PyUnicode_CompareWithASCIIString(padding.get(), "nan") == 0;
+  // Triton 3.9's descriptors may round fp32 to tf32, which tritonrt's do not.
+  Ref tf32(PyObject_GetAttr(object, s.s_round_f32_to_tf32));
+  if (!tf32) {
+    PyErr_Clear();
+  } else if (PyObject_IsTrue(tf32.get()) != 0) {
+    PyErr_Clear();
+    return "a tensor descriptor that rounds fp32 to tf32";
+  }
   try {
     const TensorDescriptor* d = kept.add(TensorDescriptor::make(
         reinterpret_cast<const void*>(pointer.value.u), pointer.dtype, std::span(shape, ranks[0]),

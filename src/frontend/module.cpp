@@ -145,7 +145,8 @@ PyMODINIT_FUNC PyInit__frontend() {
       !intern(s.s_private_active, "_active") || !intern(s.s_get_current_device, "get_current_device") ||
       !intern(s.s_get_current_stream, "get_current_stream") || !intern(s.s_kernel_attr, "_tritonrt_kernel") ||
       !intern(s.s_run, "run") || !intern(s.s_base, "base") || !intern(s.s_shape, "shape") ||
-      !intern(s.s_strides, "strides") || !intern(s.s_block_shape, "block_shape") || !intern(s.s_padding, "padding")) {
+      !intern(s.s_strides, "strides") || !intern(s.s_block_shape, "block_shape") || !intern(s.s_padding, "padding") ||
+      !intern(s.s_round_f32_to_tf32, "round_f32_to_tf32")) {
     return nullptr;
   }
   for (PyTypeObject* type : {&KernelType, &BoundType, &RoutedRunType, &RoutedGetitemType}) {

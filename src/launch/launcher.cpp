@@ -128,9 +128,10 @@ const CUtensorMap& tensor_map(const TensorDescriptor& d, const TensorDescriptorM
 // A launch's parameters with each tensor descriptor expanded into the parameters the compiled
 // kernel takes for it, as Triton's launcher expands them: a TMA kernel gets the encoded
 // CUtensorMap, the shape (i32) and the strides (i64); any other the base address, shape and
-// strides (i64), the NaN-padding flag (i1), then the shape (i32) and strides (i64) again.
+// strides (i64), the NaN-padding flag (i1; from Triton 3.9 also round_f32_to_tf32), then the
+// shape (i32) and strides (i64) again.
 struct ExpandedParams {
-  static constexpr std::size_t kWordsPerDescriptor = 1 + 4 * TensorDescriptor::kMaxRank + 1;
+  static constexpr std::size_t kWordsPerDescriptor = 1 + 4 * TensorDescriptor::kMaxRank + 2;
   CUtensorMap maps[kMaxDescriptors];
   std::uint64_t words[kMaxDescriptors][kWordsPerDescriptor];
   void* params[kMaxKernelParams + kMaxDescriptors * kWordsPerDescriptor + 2];
@@ -163,6 +164,7 @@ struct ExpandedParams {
         for (int j = 0; j < p.rank; ++j) word(static_cast<std::uint64_t>(shape[j]));
         for (int j = 0; j < p.rank; ++j) word(static_cast<std::uint64_t>(d.strides()[j]));
         word(d.padding() == TensorDescriptor::Padding::nan ? 1 : 0);
+        if (p.flags == 2) word(0);  // round_f32_to_tf32: tritonrt's descriptors do not round
       }
       for (int j = 0; j < p.rank; ++j) word(static_cast<std::uint64_t>(shape[j]));
       for (int j = 0; j < p.rank; ++j) word(static_cast<std::uint64_t>(d.strides()[j]));

@@ -17,7 +17,7 @@ namespace {
 
 // The kernel's tensor-descriptor parameters (types "tensordesc<fp16[64, 64]>"), each with the
 // TMA encoding its metadata gives, one per descriptor or none.
-std::vector<DescriptorParam> descriptor_params(const Artifact& artifact, const ErrorSite& site) {
+std::vector<DescriptorParam> descriptor_params(const Artifact& artifact, int flags, const ErrorSite& site) {
   std::vector<DescriptorParam> out;
   std::size_t position = 0;
   for (const ParamSpec& p : artifact.specialization.params) {
@@ -29,7 +29,7 @@ std::vector<DescriptorParam> descriptor_params(const Artifact& artifact, const E
         raise<ArtifactError>(site, "its specialization names a descriptor type without block shape: {}", p.type);
       }
       const auto dims = p.type.substr(open + 1, close - open - 1);
-      out.push_back({position, static_cast<int>(std::count(dims.begin(), dims.end(), ',')) + 1, nullptr});
+      out.push_back({position, static_cast<int>(std::count(dims.begin(), dims.end(), ',')) + 1, nullptr, flags});
     }
     ++position;
   }
@@ -57,7 +57,7 @@ std::vector<DescriptorParam> descriptor_params(const Artifact& artifact, const E
 }  // namespace
 
 ModuleFunction load_function(const DeviceContext& dc, std::shared_ptr<const Artifact> artifact,
-                             std::string_view kernel) {
+                             std::string_view kernel, int descriptor_flags) {
   auto& d = Driver::get();
   const auto& m = artifact->metadata;
   const ErrorSite site{kernel};
@@ -112,7 +112,7 @@ ModuleFunction load_function(const DeviceContext& dc, std::shared_ptr<const Arti
   f.global_scratch_align = m.global_scratch_align;
   f.profile_scratch_size = m.profile_scratch_size;
   f.profile_scratch_align = m.profile_scratch_align;
-  f.descriptors = descriptor_params(*artifact, site);
+  f.descriptors = descriptor_params(*artifact, descriptor_flags, site);
   f.plain = f.num_ctas == 1 && !f.launch_pdl && !f.launch_cooperative_grid && f.global_scratch_size == 0 &&
             f.profile_scratch_size == 0 && f.descriptors.empty();
   f.artifact = std::move(artifact);

@@ -33,6 +33,7 @@ struct DescriptorParam {
   /// The CUtensorMap to encode (in the artifact's metadata), or null: the kernel takes the
   /// descriptor's base address, shape and strides instead (no TMA on its target).
   const TensorDescriptorMeta* tma = nullptr;
+  int flags = 1;  ///< without TMA: the i1 flags after the strides (SpecializationRules::descriptor_flags)
 };
 
 /// What a launch needs, read once from the artifact and the loaded function.
@@ -55,7 +56,8 @@ struct ModuleFunction {
 
 /// Loads `artifact` into `dc`'s context; throws TargetError for a binary of another
 /// backend, ResourceError when the device cannot run it, DriverError when loading fails.
+/// `descriptor_flags`: SpecializationRules::descriptor_flags of the Triton that compiled it.
 ModuleFunction load_function(const DeviceContext& dc, std::shared_ptr<const Artifact> artifact,
-                             std::string_view kernel);
+                             std::string_view kernel, int descriptor_flags = 1);
 
 }  // namespace tritonrt::detail

@@ -8,6 +8,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -117,6 +118,15 @@ TEST_F(FakeDriverLaunch, PassesTheParameterBytesTritonsLauncherPasses) {
   EXPECT_EQ(param<std::uint64_t>(launch, 7), 0u);  // profile scratch
 }
 
+// "3.9.0" as comparable numbers.
+struct Version {
+  int major = 0, minor = 0;
+  explicit Version(const std::string& text) { std::sscanf(text.c_str(), "%d.%d", &major, &minor); }
+  friend bool operator>=(const Version& a, const Version& b) {
+    return a.major != b.major ? a.major > b.major : a.minor >= b.minor;
+  }
+};
+
 // 64 x 128 fp16 tensors, described with their rows 32 x 64 at a time unless told otherwise.
 alignas(16) std::uint16_t g_tile_in[64 * 128];
 alignas(16) std::uint16_t g_tile_out[64 * 128];
@@ -173,21 +183,27 @@ TEST_F(FakeDriverLaunch, ExpandsTensorDescriptorsAsTritonsLauncher) {
     EXPECT_EQ(param<std::uint32_t>(launch, 10), std::bit_cast<std::uint32_t>(2.0f));
   } else {
     EXPECT_TRUE(metas.empty());
-    ASSERT_EQ(launch.param_count, 2u * 10 + 1 + 2);
+    // The flags after the strides: NaN padding, and from Triton 3.9 round_f32_to_tf32 too.
+    const unsigned flags = Version(triton_version()) >= Version("3.9") ? 2 : 1;
+    const unsigned per = 9 + flags;
+    ASSERT_EQ(launch.param_count, 2u * per + 1 + 2);
     for (unsigned k = 0; k < 2; ++k) {
-      const unsigned p = k * 10;
+      const unsigned p = k * per;
       EXPECT_EQ(param<std::uint64_t>(launch, p), reinterpret_cast<std::uintptr_t>(descs[k]->base()));
       EXPECT_EQ(param<std::int64_t>(launch, p + 1), 64);
       EXPECT_EQ(param<std::int64_t>(launch, p + 2), 128);
       EXPECT_EQ(param<std::int64_t>(launch, p + 3), 128);
       EXPECT_EQ(param<std::int64_t>(launch, p + 4), 1);
       EXPECT_EQ(param<std::uint8_t>(launch, p + 5), k == 0 ? 1 : 0);  // NaN padding
-      EXPECT_EQ(param<std::int32_t>(launch, p + 6), 64);
-      EXPECT_EQ(param<std::int32_t>(launch, p + 7), 128);
-      EXPECT_EQ(param<std::int64_t>(launch, p + 8), 128);
-      EXPECT_EQ(param<std::int64_t>(launch, p + 9), 1);
+      if (flags == 2) {
+        EXPECT_EQ(param<std::uint8_t>(launch, p + 6), 0);  // no tf32 rounding
+      }
+      EXPECT_EQ(param<std::int32_t>(launch, p + 5 + flags), 64);
+      EXPECT_EQ(param<std::int32_t>(launch, p + 6 + flags), 128);
+      EXPECT_EQ(param<std::int64_t>(launch, p + 7 + flags), 128);
+      EXPECT_EQ(param<std::int64_t>(launch, p + 8 + flags), 1);
     }
-    EXPECT_EQ(param<std::uint32_t>(launch, 20), std::bit_cast<std::uint32_t>(2.0f));
+    EXPECT_EQ(param<std::uint32_t>(launch, 2 * per), std::bit_cast<std::uint32_t>(2.0f));
   }
   const auto loads = stats().module_loads;
   const std::uint64_t encoded = metas.empty() ? 0 : 2;

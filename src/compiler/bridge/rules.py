@@ -68,6 +68,19 @@ def import_triton():
     return as_json({"triton": triton.__version__, "modules": len(sys.modules), "torch": "torch" in sys.modules})
 
 
+def _descriptor_flags():
+    """How many i1 flags Triton's launcher passes after a tensor descriptor's strides when the
+    kernel takes it without TMA (base, shape, strides, flags, shape, strides): NaN padding, and
+    from the Triton that added TensorDescriptor.round_f32_to_tf32, that too. Read from the
+    backend's own expansion where it has one (3.9); Triton 3.6 expands inside make_launcher,
+    which passes one."""
+    try:
+        from triton.backends.driver import _expand_descriptor
+    except ImportError:
+        return 1
+    return _expand_descriptor("tensordesc<fp16[16, 16]>", False, "nvTmaDesc").count("i1")
+
+
 def specialization_rules():
     """Ask the installed Triton how it specializes values; C++ applies the answers per call.
     The answer gives the pointer type Triton names for each of tritonrt's types, in the
@@ -109,6 +122,7 @@ def specialization_rules():
         "int_divisibility": int_divisibility,
         "pointer_divisibility": pointer_divisibility,
         "pointer_types": pointer_types,
+        "descriptor_flags": _descriptor_flags(),
     })
 
 
