@@ -2,11 +2,14 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tritonrt/arg.h"
@@ -22,6 +25,26 @@ struct ConfigArtifact {
   std::string config{};                        ///< the config, as Triton prints it ("BLOCK: 64, num_warps: 4, ...")
   std::shared_ptr<const Artifact> artifact{};  ///< null when it failed to compile
   std::string error{};                         ///< why it failed to compile
+};
+
+/// The block shapes a C++ config hook sets on a call's tensor descriptors
+/// (JitFunction::set_config_hook), as a Python pre_hook sets `nargs["a_desc"].block_shape`.
+class BlockShapes {
+ public:
+  using Changes = std::vector<std::pair<std::size_t, std::vector<std::int64_t>>>;
+  explicit BlockShapes(const KernelSignature& signature) : signature_(signature) {}
+  /// This config's launch loads descriptor parameter `name` `block_shape` at a time (checked
+  /// as TensorDescriptor::set_block_shape checks it); throws ArgumentError for an unknown name.
+  void set(std::string_view name, std::span<const std::int64_t> block_shape);
+  void set(std::string_view name, std::initializer_list<std::int64_t> block_shape) {
+    set(name, std::span<const std::int64_t>(block_shape.begin(), block_shape.size()));
+  }
+  /// What was set, as (parameter index, block shape), in order.
+  const Changes& changes() const noexcept { return changes_; }
+
+ private:
+  const KernelSignature& signature_;
+  Changes changes_;
 };
 
 /// A Triton kernel, loaded once per process and shared by every caller.
@@ -91,6 +114,18 @@ class JitFunction {
   /// return make_arg(next_pow2(a.integer("n"))); })`. The values set before it are in `a`;
   /// a string it returns must outlive the call. Set it before the kernel is first launched.
   void set_heuristic(std::string_view name, std::function<Arg(const BoundArgs&)> heuristic);
+
+  /// Runs `hook` for each autotune config in place of the configs' Python pre_hooks (which
+  /// then do not run), so that a kernel whose hooks set its descriptors' tiles needs no
+  /// interpreter: it sees the call's values with the config's (`a.integer("BLOCK_M")`) and
+  /// sets block shapes, before the config is compiled, timed or launched:
+  ///
+  ///     fn.set_config_hook([](const BoundArgs& a, BlockShapes& tiles) {
+  ///       tiles.set("a_desc", {a.integer("BLOCK_M"), a.integer("BLOCK_K")});
+  ///     });
+  ///
+  /// Set it before the kernel is first launched; an empty function restores the Python hooks.
+  void set_config_hook(std::function<void(const BoundArgs&, BlockShapes&)> hook);
 
   /// Type-erased forms of the templates above. launch_packed returns the artifact it
   /// launched (alive as long as the JitFunction), for callers that report it, as Python's does.

@@ -6,11 +6,13 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/specialization.h"
@@ -63,7 +65,7 @@ struct KernelDescription {
   mutable int handle = -1;
   std::shared_ptr<const SpecializationRules> rules;  ///< those of the Triton that described it
   std::string index_fingerprint;                     ///< the index record's, or "" when it is not indexed
-  const MappedKernel* bundle = nullptr;             ///< the loaded bundle's copy it was read from, if any
+  const MappedKernel* bundle = nullptr;              ///< the loaded bundle's copy it was read from, if any
   KernelSignature signature;
   std::vector<ParamRule> param_rules;        ///< per parameter, in the specializer's compact form
   std::vector<std::optional<Arg>> defaults;  ///< Arg form of each Python default, if any
@@ -91,6 +93,11 @@ struct PythonArg {
   const Arg* value;
   const TensorShape* shape;  ///< a tensor's shape, when it has one
 };
+
+/// Tensor descriptors' block shapes as an autotune hook left them, (parameter, block shape):
+/// Triton's tutorials and Hopper libraries pass descriptors with a placeholder block shape and
+/// let each config's pre_hook set the one it loads (`nargs["a_desc"].block_shape = [BM, BK]`).
+using BlockShapeChanges = std::vector<std::pair<std::size_t, std::vector<std::int64_t>>>;  // as BlockShapes::Changes
 
 /// One parameter of a compile request: its specialization and, for constexprs, the value.
 struct CompileParam {
@@ -135,8 +142,10 @@ class Compiler {
                                                  const std::vector<PythonArg>& args,
                                                  const std::vector<std::size_t>& given) = 0;
   /// Calls an autotune hook: "pre_hook", "post_hook" or "config" (config `config`'s pre_hook).
-  virtual void run_hook(const KernelDescription& kernel, std::size_t layer, const char* which,
-                        const std::vector<PythonArg>& args, void* stream, std::ptrdiff_t config, bool reset_only) = 0;
+  /// Returns the descriptors whose block shape the hook changed.
+  virtual BlockShapeChanges run_hook(const KernelDescription& kernel, std::size_t layer, const char* which,
+                                     const std::vector<PythonArg>& args, void* stream, std::ptrdiff_t config,
+                                     bool reset_only) = 0;
   /// Timings a persisted tuning result holds for `configs` (nullopt per config it lacks), or
   /// nothing when there is none. `key` is the tuning key's values, in order.
   virtual std::optional<std::vector<std::optional<std::vector<double>>>> read_tuning(

@@ -11,6 +11,7 @@
 #include "common/compile_options.h"
 #include "common/errors.h"
 #include "common/log.h"
+#include "tritonrt/tensor_descriptor.h"
 
 namespace py = pybind11;
 
@@ -222,12 +223,17 @@ py::tuple python_arg(const KernelDescription& kernel, const PythonArg& p) {
       return py::make_tuple(name, "dtype", std::string(language_name(a.dtype)));
     case ArgKind::python_default:
       return py::make_tuple(name, "default", py::none());
-    case ArgKind::descriptor:
-      raise<ArgumentError>(param_site(kernel.signature, p.param),
-                           "is a tensor descriptor, which tritonrt does not show to Python code around a kernel yet "
-                           "(heuristics, hooks, config pruning): get the kernel under its decorators (\"name.fn\") "
-                           "and pass its constexprs, choose a config without a pre_hook "
-                           "(LaunchConfig::autotune_config), or launch it from Python");
+    case ArgKind::descriptor: {
+      const auto& d = *static_cast<const TensorDescriptor*>(a.object);
+      const auto ints = [](std::span<const std::int64_t> values) {
+        py::list out;
+        for (const std::int64_t v : values) out.append(py::int_(v));
+        return out;
+      };
+      return py::make_tuple(name, "descriptor", py::int_(a.value.u), std::string(to_string(d.dtype())), ints(d.shape()),
+                            ints(d.strides()), ints(d.block_shape()),
+                            d.padding() == TensorDescriptor::Padding::nan ? "nan" : "zero");
+    }
     default:
       return py::make_tuple(name, "none", py::none());
   }
@@ -406,16 +412,21 @@ std::vector<std::size_t> PythonCompiler::prune_configs(const KernelDescription& 
   }
 }
 
-void PythonCompiler::run_hook(const KernelDescription& kernel, std::size_t layer, const char* which,
-                              const std::vector<PythonArg>& args, void* stream, std::ptrdiff_t config,
-                              bool reset_only) {
+BlockShapeChanges PythonCompiler::run_hook(const KernelDescription& kernel, std::size_t layer, const char* which,
+                                           const std::vector<PythonArg>& args, void* stream, std::ptrdiff_t config,
+                                           bool reset_only) {
   py::gil_scoped_acquire gil;
   try {
-    bridge_module().attr("run_hook")(handle(kernel), layer, which, python_args(kernel, args),
-                                     py::int_(reinterpret_cast<std::uintptr_t>(stream)), config, reset_only);
+    const py::object changed =
+        bridge_module().attr("run_hook")(handle(kernel), layer, which, python_args(kernel, args),
+                                         py::int_(reinterpret_cast<std::uintptr_t>(stream)), config, reset_only);
+    return changed.cast<BlockShapeChanges>();
   } catch (py::error_already_set& e) {
     rethrow(e, {kernel.signature.name},
             std::string("the autotuner's ") + (std::string(which) == "config" ? "config pre_hook" : which) + " raised");
+  } catch (const py::cast_error&) {
+    raise<CompileError>({kernel.signature.name},
+                        "internal error: the bridge's run_hook gave block shapes that are not [(param, [int])]");
   }
 }
 

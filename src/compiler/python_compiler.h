@@ -21,13 +21,15 @@ class PythonCompiler final : public Compiler {
   std::vector<std::size_t> prune_configs(const KernelDescription& kernel, std::size_t layer,
                                          const std::vector<PythonArg>& args,
                                          const std::vector<std::size_t>& given) override;
-  void run_hook(const KernelDescription& kernel, std::size_t layer, const char* which, const std::vector<PythonArg>& args,
-                void* stream, std::ptrdiff_t config, bool reset_only) override;
+  BlockShapeChanges run_hook(const KernelDescription& kernel, std::size_t layer, const char* which,
+                             const std::vector<PythonArg>& args, void* stream, std::ptrdiff_t config,
+                             bool reset_only) override;
   std::optional<std::vector<std::optional<std::vector<double>>>> read_tuning(
       const KernelDescription& kernel, std::size_t layer, const Target& target, const std::vector<Arg>& key,
       const std::vector<std::size_t>& configs) override;
-  void write_tuning(const KernelDescription& kernel, std::size_t layer, const Target& target, const std::vector<Arg>& key,
-                    const std::vector<std::size_t>& configs, const std::vector<std::vector<double>>& timings) override;
+  void write_tuning(const KernelDescription& kernel, std::size_t layer, const Target& target,
+                    const std::vector<Arg>& key, const std::vector<std::size_t>& configs,
+                    const std::vector<std::vector<double>>& timings) override;
 
  private:
   /// The bridge's handle for the kernel, importing it first when it came from the index

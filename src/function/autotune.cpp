@@ -197,11 +197,22 @@ void Autotune::apply(std::size_t config, Resolution& r) const {
   merge_options(r.options, c.options, {kernel_.signature.name}, [&] { return "the autotune config {" + c.text + "}"; });
 }
 
-void Autotune::run_hook(const char* which, const Resolution& r, std::ptrdiff_t config, bool reset_only) const {
+void Autotune::config_hook(std::size_t config, Resolution& r) const {
+  if (r.cpp_config_hook != nullptr && *r.cpp_config_hook) {
+    BlockShapes shapes(kernel_.signature);
+    (*r.cpp_config_hook)(BoundArgs(kernel_.signature, r.bound()), shapes);
+    r.reshape_descriptors(shapes.changes());
+  } else if (kernel_.layers[layer_].configs[config].pre_hook) {
+    r.reshape_descriptors(run_hook("config", r, static_cast<std::ptrdiff_t>(config), false));
+  }
+}
+
+BlockShapeChanges Autotune::run_hook(const char* which, const Resolution& r, std::ptrdiff_t config,
+                                     bool reset_only) const {
   std::vector<TensorShape> shapes;
   const auto args = python_args(r, shapes);
   GilReleased unlocked;
-  python_side({kernel_.signature.name}, "its autotuner has hooks")
+  return python_side({kernel_.signature.name}, "its autotuner has hooks")
       .compiler->run_hook(kernel_, layer_, which, args, r.launch != nullptr ? r.launch->stream : nullptr, config,
                           reset_only);
 }
@@ -277,7 +288,12 @@ void Autotune::time_candidates(const std::vector<std::size_t>& candidates, Resol
     try {
       const std::unique_ptr<Trial> trial = function.trial(layer_, c, r);
       const auto once = [&] {
-        if (config.pre_hook) run_hook("config", trial->resolution(), static_cast<std::ptrdiff_t>(c), false);
+        // The block shapes a config's hook sets were read back when the trial was made (its
+        // kernel depends on them); a Python one runs again before each launch for whatever
+        // else it does.
+        const bool cpp_hook = r.cpp_config_hook != nullptr && *r.cpp_config_hook;
+        if (config.pre_hook && !cpp_hook)
+          run_hook("config", trial->resolution(), static_cast<std::ptrdiff_t>(c), false);
         if (tuner.user_pre_hook) {
           run_hook("pre_hook", trial->resolution(), -1, false);
         } else {

@@ -46,8 +46,12 @@ class Autotune {
   std::vector<std::size_t> candidates(const Resolution& r) const;
   /// Sets config `config`'s values and options into `r` (its pre_hook is the caller's).
   void apply(std::size_t config, Resolution& r) const;
-  /// Calls the tuner's "pre_hook" or "post_hook", or "config" (config `config`'s pre_hook).
-  void run_hook(const char* which, const Resolution& r, std::ptrdiff_t config, bool reset_only) const;
+  /// Runs config `config`'s hook on `r` (the C++ one when set, else its Python pre_hook, if
+  /// any) and gives the call's descriptors the block shapes it sets.
+  void config_hook(std::size_t config, Resolution& r) const;
+  /// Calls the tuner's "pre_hook" or "post_hook", or "config" (config `config`'s pre_hook);
+  /// returns the descriptors whose block shape it set (Resolution::reshape_descriptors).
+  BlockShapeChanges run_hook(const char* which, const Resolution& r, std::ptrdiff_t config, bool reset_only) const;
 
  private:
   [[gnu::cold]] std::size_t tune(std::vector<Arg> key, std::uint64_t hash, Resolution& r, TrialMaker& function) const;

@@ -2,6 +2,7 @@
 
 #include "common/errors.h"
 #include "common/specialization.h"
+#include "tritonrt/jit_function.h"
 #include "tritonrt/launch.h"
 #include "tritonrt/signature.h"
 
@@ -21,7 +22,20 @@ std::int64_t BoundArgs::integer(std::string_view name) const {
   if (kind == ArgKind::uint && a.value.u <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
     return a.value.i;
   }
-  detail::raise<ArgumentError>({signature_.name, name}, "the grid needs an integer, got {}", detail::describe(a));
+  detail::raise<ArgumentError>({signature_.name, name},
+                               "is read as an integer (by a grid, heuristic or hook), but it is {}",
+                               detail::describe(a));
+}
+
+void BlockShapes::set(std::string_view name, std::span<const std::int64_t> block_shape) {
+  for (std::size_t i = 0; i < signature_.params.size(); ++i) {
+    if (signature_.params[i].name == name) {
+      changes_.emplace_back(i, std::vector<std::int64_t>(block_shape.begin(), block_shape.end()));
+      return;
+    }
+  }
+  detail::raise<ArgumentError>({signature_.name}, "has no parameter '{}' for a config hook to give a block shape",
+                               name);
 }
 
 }  // namespace tritonrt

@@ -91,6 +91,25 @@ std::vector<PythonArg> python_args(const Resolution& r, std::vector<TensorShape>
   return out;
 }
 
+void Resolution::reshape_descriptors(const BlockShapeChanges& changes) {
+  for (const auto& [param, block] : changes) {
+    if (param >= count || args[param].kind != ArgKind::descriptor) {
+      raise<ArgumentError>(param_site(kernel.signature, param),
+                           "was given a block shape by an autotune hook, but the call passes no tensor descriptor "
+                           "there");
+    }
+    TensorDescriptor reshaped = *static_cast<const TensorDescriptor*>(args[param].object);
+    try {
+      reshaped.set_block_shape(block);
+    } catch (const ArgumentError& e) {
+      raise<ArgumentError>(param_site(kernel.signature, param), "was given a block shape by an autotune hook: {}",
+                           e.what());
+    }
+    descriptors.push_back(reshaped);
+    args[param].object = &descriptors.back();
+  }
+}
+
 void bind_call(std::span<const Arg> given, Resolution& r) {
   const auto& kernel = r.kernel;
   const auto& call = kernel.call_params;
@@ -142,6 +161,7 @@ namespace tritonrt {
 
 void JitFunction::Impl::resolve(std::span<const Arg> given, detail::Resolution& r) {
   r.cpp_heuristics = &cpp_heuristics;
+  r.cpp_config_hook = &cpp_config_hook;
   detail::bind_call(given, r);
   apply_layers(0, kernel.layers.size(), r);
   detail::fill_unset(r);
@@ -162,7 +182,7 @@ void JitFunction::Impl::apply_layers(std::size_t first, std::size_t last, detail
                                      ? static_cast<std::size_t>(r.launch->autotune_config)
                                      : tuner.choose(r, *this);
       tuner.apply(config, r);
-      if (layer.configs[config].pre_hook) tuner.run_hook("config", r, static_cast<std::ptrdiff_t>(config), false);
+      tuner.config_hook(config, r);
     }
   }
 }
@@ -210,7 +230,12 @@ std::unique_ptr<detail::Trial> JitFunction::Impl::trial(std::size_t layer, std::
   c->options = r.options;
   c->trial = std::make_unique<detail::Resolution>(c->args.data(), c->options, r);
   detail::Resolution& trial = *c->trial;
-  detail::Autotune(kernel, layer).apply(config, trial);
+  const detail::Autotune tuner(kernel, layer);
+  tuner.apply(config, trial);
+  // A config's hook may set the block shapes of the call's descriptors, which are part of
+  // what compiles: it runs once before the kernel is found (a Python one also before each
+  // timed launch).
+  if (trial.has_descriptors()) tuner.config_hook(config, trial);
   apply_layers(layer + 1, kernel.layers.size(), trial);  // the decorators below see the config's values
   detail::fill_unset(trial);
   const detail::OptionsKey key(c->options);

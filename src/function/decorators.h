@@ -5,9 +5,11 @@
 // lock (published lists); adding to them is rare and locked.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <list>
 #include <future>
 #include <map>
 #include <memory>
@@ -20,7 +22,9 @@
 #include "common/published.h"
 #include "compiler/compiler.h"
 #include "launch/context.h"
+#include "tritonrt/jit_function.h"
 #include "tritonrt/launch.h"
+#include "tritonrt/tensor_descriptor.h"
 
 namespace tritonrt::detail {
 
@@ -59,6 +63,8 @@ struct DecoratorState {
 
 /// A heuristic computed in C++ instead of Python (JitFunction::set_heuristic).
 using CppHeuristic = std::function<Arg(const BoundArgs&)>;
+/// Autotune configs' hook in C++ instead of their Python pre_hooks (JitFunction::set_config_hook).
+using CppConfigHook = std::function<void(const BoundArgs&, BlockShapes&)>;
 
 /// A decorated call being resolved: the full argument list, filled in by the call, then by
 /// each decorator (heuristics' values, a tuned config's), then defaults; which parameters have
@@ -76,7 +82,9 @@ struct Resolution {
         device(from.device),
         count(from.count),
         passed_count(from.passed_count),
-        launch(from.launch) {
+        launch(from.launch),
+        cpp_heuristics(from.cpp_heuristics),
+        cpp_config_hook(from.cpp_config_hook) {
     std::copy(from.passed, from.passed + from.count, passed);
     std::copy(from.order, from.order + from.passed_count, order);
   }
@@ -90,9 +98,11 @@ struct Resolution {
   bool passed[kMaxParams];      ///< only the first `count` are written
   std::uint16_t order[kMaxParams];
   std::size_t passed_count = 0;
-  const LaunchConfig* launch = nullptr;                       ///< the launch's grid and stream (null: no launch)
-  std::deque<std::string> strings;                            ///< behind values that serve this call only
+  const LaunchConfig* launch = nullptr;     ///< the launch's grid and stream (null: no launch)
+  std::deque<std::string> strings;          ///< behind values that serve this call only
+  std::list<TensorDescriptor> descriptors;  ///< descriptors a hook reshaped, for this call (stable addresses)
   const std::vector<CppHeuristic>* cpp_heuristics = nullptr;  ///< by heuristic number, over all layers
+  const CppConfigHook* cpp_config_hook = nullptr;             ///< set: it runs, not the configs' pre_hooks
 
   void pass(std::size_t param, const Arg& value) {
     args[param] = value;
@@ -100,6 +110,14 @@ struct Resolution {
     passed[param] = true;
   }
   std::span<const Arg> bound() const { return {args, count}; }
+  /// Whether the call passes a tensor descriptor (a hook may set its block shape).
+  bool has_descriptors() const {
+    return std::any_of(args, args + count, [](const Arg& a) { return a.kind == ArgKind::descriptor; });
+  }
+  /// The block shapes a hook set: each such argument becomes a copy of its descriptor with
+  /// that block shape (checked as TensorDescriptor checks one), kept in `descriptors`; the
+  /// caller's stays as it was.
+  void reshape_descriptors(const BlockShapeChanges& changes);
 };
 
 /// The call's arguments bound into `r` (the parameters no decorator sets, then defaults for

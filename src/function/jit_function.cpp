@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -73,6 +74,7 @@ struct JitFunction::ResolvedArgs {
   detail::CallFrame frame;
   std::span<const Arg> args;
   CompileOptions options;
+  std::list<TensorDescriptor> descriptors;  ///< those a config's pre_hook reshaped, which `args` point at
 };
 
 std::unique_ptr<JitFunction::ResolvedArgs> JitFunction::resolve_for_target(const CompileOptions& options,
@@ -84,6 +86,7 @@ std::unique_ptr<JitFunction::ResolvedArgs> JitFunction::resolve_for_target(const
   detail::Resolution r(impl_->kernel, out->frame.bound(), out->options, *impl_->host_decorators, nullptr);
   impl_->resolve(given, r);
   out->args = std::span<const Arg>(out->frame.bound(), impl_->param_count);
+  out->descriptors.splice(out->descriptors.end(), r.descriptors);  // the nodes, so the addresses, stay
   return out;
 }
 
@@ -141,6 +144,7 @@ std::vector<ConfigArtifact> JitFunction::compile_configs_packed(const Target& ta
   CompileOptions outer_options = options;
   detail::Resolution r(impl_->kernel, outer.data(), outer_options, *impl_->host_decorators, nullptr);
   r.cpp_heuristics = &impl_->cpp_heuristics;
+  r.cpp_config_hook = &impl_->cpp_config_hook;
   detail::bind_call(given, r);
   impl_->apply_layers(0, layer, r);
   const detail::Autotune autotune(impl_->kernel, layer);
@@ -152,6 +156,8 @@ std::vector<ConfigArtifact> JitFunction::compile_configs_packed(const Target& ta
     CompileOptions config_options = outer_options;
     detail::Resolution trial(args.data(), config_options, r);
     autotune.apply(c, trial);
+    // As a launch's trial: with descriptors, the config's hook sets their block shapes.
+    if (trial.has_descriptors()) autotune.config_hook(c, trial);
     impl_->apply_layers(layer + 1, layers.size(), trial);
     detail::fill_unset(trial);
     try {
@@ -229,6 +235,14 @@ std::shared_ptr<const Artifact> JitFunction::Impl::compile_specialized(const Tar
     }
   }
   return future.get();
+}
+
+void JitFunction::set_config_hook(std::function<void(const BoundArgs&, BlockShapes&)> hook) {
+  if (std::none_of(impl_->kernel.layers.begin(), impl_->kernel.layers.end(),
+                   [](const auto& l) { return l.kind == Decorator::Kind::autotune; })) {
+    detail::raise<ArgumentError>({signature_.name}, "is not autotuned: it has no configs for a config hook");
+  }
+  impl_->cpp_config_hook = std::move(hook);
 }
 
 }  // namespace tritonrt

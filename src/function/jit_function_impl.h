@@ -77,15 +77,16 @@ struct [[gnu::visibility("hidden")]] JitFunction::Impl final : detail::TrialMake
   // Decorators (decorators.cpp): C++ heuristics set in place of Python ones (one slot per
   // heuristic, over all layers in order), and the memory of calls for explicit targets.
   std::vector<detail::CppHeuristic> cpp_heuristics;
+  detail::CppConfigHook cpp_config_hook;  ///< in place of the autotune configs' pre_hooks, when set
   std::unique_ptr<detail::DecoratorState> host_decorators;
 
   /// Resolves a decorated call: the caller's arguments bound, then the decorators applied
   /// outermost first (heuristics, tuned configs), then defaults for what none set.
-  void resolve(std::span<const Arg> given, detail::Resolution& r);
+  void resolve(std::span<const Arg> given, detail::Resolution & r);
   /// Throws ArgumentError unless the kernel is autotuned and every autotuner has config `config`.
   void check_chosen_config(std::ptrdiff_t config) const;
   /// Applies decorator layers [first, last) to `r`.
-  void apply_layers(std::size_t first, std::size_t last, detail::Resolution& r);
+  void apply_layers(std::size_t first, std::size_t last, detail::Resolution & r);
   /// An autotune config's trial (autotune.h), made through this function's prepare, find and miss path.
   struct Candidate;
   std::unique_ptr<detail::Trial> trial(std::size_t layer, std::size_t config, const detail::Resolution& r) override;

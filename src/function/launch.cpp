@@ -2,6 +2,8 @@
 // specialize and pack in one pass, find the context's entry without a lock, launch. A miss
 // goes out of line to Impl::miss; a decorated kernel resolves its decorators first.
 
+#include <list>
+
 #include "common/errors.h"
 #include "function/decorators.h"
 #include "function/jit_function_impl.h"
@@ -57,12 +59,14 @@ std::shared_ptr<const Artifact> JitFunction::artifact_for_packed(const LaunchCon
   CompileOptions resolved = config.options;
   std::span<const Arg> args = given;
   if (config.autotune_config >= 0) impl_->check_chosen_config(config.autotune_config);
+  std::list<TensorDescriptor> reshaped;  // descriptors a config's pre_hook reshaped, which `args` point at
   if (!impl_->kernel.layers.empty()) {
     detail::ContextKernels& context = impl_->context_for(ctx);
     detail::Resolution r(impl_->kernel, call.bound(), resolved, *context.decorators, &context.device);
     r.launch = &config;
     impl_->resolve(given, r);
     args = std::span<const Arg>(call.bound(), impl_->param_count);
+    reshaped.splice(reshaped.end(), r.descriptors);
   }
   const detail::OptionsKey options(resolved);
   impl_->prepare(signature_, args, options, call);

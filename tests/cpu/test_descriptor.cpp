@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "reference.h"
 #include "tritonrt/tritonrt.h"
@@ -86,10 +87,11 @@ TEST(TensorDescriptor, SpecializesAsTriton) {
   auto& fn = JitFunction::get(kDesc, "scale_2d");
   const auto in = desc_2d(kBase, 64, 128, 32, 64);
   const auto out = desc_2d(kBase, 64, 128, 32, 64);
-  EXPECT_EQ(fn.specialize(in, out, 2.0, 32, 64).repr(),
-            reference_specialization(kDesc, "scale_2d",
-                                     "[TensorDescriptor(P(4096,'float16'), [64, 128], [128, 1], [32, 64]),"
-                                     " TensorDescriptor(P(4096,'float16'), [64, 128], [128, 1], [32, 64]), 2.0, 32, 64]"));
+  EXPECT_EQ(
+      fn.specialize(in, out, 2.0, 32, 64).repr(),
+      reference_specialization(kDesc, "scale_2d",
+                               "[TensorDescriptor(P(4096,'float16'), [64, 128], [128, 1], [32, 64]),"
+                               " TensorDescriptor(P(4096,'float16'), [64, 128], [128, 1], [32, 64]), 2.0, 32, 64]"));
   EXPECT_EQ(fn.specialize(in, out, 2.0, 32, 64).params[0].type, "tensordesc<fp16[32, 64]>");
   const auto narrow = desc_2d(kBase, 64, 128, 16, 64);
   EXPECT_EQ(fn.specialize(narrow, out, 2.0, 32, 64).params[0].type, "tensordesc<fp16[16, 64]>");
@@ -123,13 +125,152 @@ TEST(TensorDescriptor, CannotBeAConstexpr) {
             std::string::npos);
 }
 
-TEST(TensorDescriptor, ShownToAPythonHeuristicIsAnErrorNamingTheParameter) {
+// A heuristic that reads a descriptor sees Triton's TensorDescriptor (its block shape here);
+// it reads no memoizable value, so it runs on every call, and the call is Python's.
+TEST(TensorDescriptor, APythonHeuristicReadsItAsTritonsClass) {
   auto& fn = JitFunction::get(kDesc, "scale_2d_heuristic");
-  const auto d = desc_2d(kBase, 64, 128, 32, 64);
-  const std::string error = argument_error([&] { (void)fn.specialize(d, d, 2.0, 32); });
-  EXPECT_NE(error.find("parameter 'in_desc'"), std::string::npos) << error;
-  EXPECT_NE(error.find("is a tensor descriptor, which tritonrt does not show to Python code"), std::string::npos)
+  const auto wide = desc_2d(kBase, 64, 128, 32, 64);
+  const auto narrow = desc_2d(kBase, 64, 128, 32, 16);
+  EXPECT_EQ(fn.specialize(wide, wide, 2.0, 32).params[4].value, "64");
+  EXPECT_EQ(fn.specialize(narrow, narrow, 2.0, 32).params[4].value, "16") << "not memoized on the first call";
+  EXPECT_EQ(
+      fn.specialize(narrow, narrow, 2.0, 32).repr(),
+      reference_specialization(kDesc, "scale_2d_heuristic",
+                               "[TensorDescriptor(P(4096,'float16'), [64, 128], [128, 1], [32, 16]),"
+                               " TensorDescriptor(P(4096,'float16'), [64, 128], [128, 1], [32, 16]), 2.0, 32, 16]"));
+}
+
+// Triton's tutorials (persistent matmul, fused attention) pass descriptors with a placeholder
+// block shape and let each autotune config's pre_hook set the tiles it loads: each config
+// compiles with its hook's block shapes, and with the hash Triton's own tuner gives it.
+TEST(TensorDescriptor, AConfigPreHookSetsTheBlockShapesEachConfigCompiles) {
+  auto& fn = JitFunction::get(kDesc, "matmul_tma_tuned");
+  const std::int64_t shape[] = {256, 256}, strides[] = {256, 1}, placeholder[] = {1, 1};
+  const auto a = TensorDescriptor::make(kBase, DType::fp16, shape, strides, placeholder);
+  const auto configs = fn.compile_configs(Target::parse("cuda:90"), {}, a, a, a, 256);
+  ASSERT_EQ(configs.size(), 2u);
+  const std::vector<std::vector<std::int64_t>> a_blocks = {{64, 32}, {128, 64}};
+  const std::string desc = "TensorDescriptor(P(4096,'float16'), [256, 256], [256, 1], [1, 1])";
+  const std::string args = "[" + desc + ", " + desc + ", " + desc + ", 256]";
+  for (std::size_t c = 0; c < 2; ++c) {
+    ASSERT_TRUE(configs[c].artifact) << configs[c].error;
+    const auto& meta = configs[c].artifact->metadata.tensordesc_meta;
+    ASSERT_EQ(meta.size(), 3u);
+    EXPECT_EQ(meta[0].block_size, a_blocks[c]) << configs[c].config;
+    EXPECT_EQ(configs[c].artifact->metadata.hash,
+              triton_decorated_run(kDesc, "matmul_tma_tuned", args, static_cast<int>(c)).hash)
+        << configs[c].config;
+  }
+  EXPECT_EQ(a.block_shape()[0], 1) << "the caller's descriptor is left as it was";
+}
+
+// The kernels of tests/kernels/hopper_kernels.py, written as Triton's persistent-matmul and
+// fused-attention tutorials write theirs: each config (after the attention's pruning) compiles
+// with the block shapes its pre_hook sets and with the hash Triton's own tuner gives it.
+TEST(TensorDescriptor, TutorialStyleKernelsCompileEachConfigWithTritonsHash) {
+  const std::string source = kKernels + "/hopper_kernels.py";
+  const std::int64_t placeholder[] = {1, 1};
+  const auto fp16 = [&](std::int64_t rows, std::int64_t cols) {
+    const std::int64_t shape[] = {rows, cols}, strides[] = {cols, 1};
+    return TensorDescriptor::make(kBase, DType::fp16, shape, strides, placeholder);
+  };
+  const auto text = [](std::int64_t rows, std::int64_t cols) {
+    const std::string shape = std::to_string(rows) + ", " + std::to_string(cols);
+    return "TensorDescriptor(P(4096,'float16'), [" + shape + "], [" + std::to_string(cols) + ", 1], [1, 1])";
+  };
+  struct Case {
+    const char* name;
+    std::vector<ConfigArtifact> configs;
+    std::string args;
+    std::vector<int> kept;  // the configs pruning keeps, by index
+  };
+  auto& matmul = JitFunction::get(source, "matmul_persistent");
+  auto& attention = JitFunction::get(source, "attention_forward");
+  const auto a = fp16(512, 256), b = fp16(384, 256), c = fp16(512, 384), qkvo = fp16(4 * 1024, 128);
+  const Case cases[] = {
+      {"matmul_persistent",
+       matmul.compile_configs(Target::parse("cuda:90"), {}, a, b, c, 512, 384, 256, 132),
+       "[" + text(512, 256) + ", " + text(384, 256) + ", " + text(512, 384) + ", 512, 384, 256, 132]",
+       {0, 1, 2}},
+      {"attention_forward",
+       attention.compile_configs(Target::parse("cuda:90"), {}, 0.125, qkvo, qkvo, qkvo, qkvo, 1024, 128),
+       "[0.125, " + text(4096, 128) + ", " + text(4096, 128) + ", " + text(4096, 128) + ", " + text(4096, 128) +
+           ", 1024, 128]",
+       {0, 2}},
+  };
+  for (const auto& k : cases) {
+    ASSERT_EQ(k.configs.size(), k.kept.size()) << k.name;
+    for (std::size_t i = 0; i < k.kept.size(); ++i) {
+      ASSERT_TRUE(k.configs[i].artifact) << k.name << ": " << k.configs[i].error;
+      EXPECT_NE(k.configs[i].artifact->metadata.tensordesc_meta.at(0).block_size, (std::vector<std::int64_t>{1, 1}));
+      EXPECT_EQ(k.configs[i].artifact->metadata.hash, triton_decorated_run(source, k.name, k.args, k.kept[i]).hash)
+          << k.name << ": " << k.configs[i].config;
+    }
+  }
+}
+
+// JitFunction::set_config_hook: the tiles set in C++, the configs' Python pre_hooks (which
+// raise here) not run; each config compiles with its tiles and the hash Triton gives the
+// kernel under its decorators called with those descriptors and the config's values.
+TEST(TensorDescriptor, ACppConfigHookSetsTheTilesInPlaceOfThePythonOnes) {
+  auto& fn = JitFunction::get(kDesc, "matmul_tma_cpp_hook");
+  const std::int64_t shape[] = {256, 256}, strides[] = {256, 1}, placeholder[] = {1, 1};
+  const auto a = TensorDescriptor::make(kBase, DType::fp16, shape, strides, placeholder);
+  const auto compile = [&] { return fn.compile_configs(Target::parse("cuda:90"), {}, a, a, a, 256); };
+  const auto python_hook_raises = [&] {
+    try {
+      (void)compile();
+    } catch (const Error& e) {
+      return std::string(e.what()).find("this hook is replaced in C++") != std::string::npos;
+    }
+    return false;
+  };
+  EXPECT_TRUE(python_hook_raises());
+  int calls = 0;
+  fn.set_config_hook([&](const BoundArgs& args, BlockShapes& tiles) {
+    ++calls;
+    const std::int64_t m = args.integer("BLOCK_M"), n = args.integer("BLOCK_N"), k = args.integer("BLOCK_K");
+    tiles.set("a_desc", {m, k});
+    tiles.set("b_desc", {k, n});
+    tiles.set("c_desc", {m, n});
+  });
+  const auto configs = compile();
+  EXPECT_EQ(calls, 2);
+  const std::int64_t tiles[2][3] = {{64, 64, 32}, {128, 64, 64}};
+  for (std::size_t c = 0; c < 2; ++c) {
+    ASSERT_TRUE(configs[c].artifact) << configs[c].error;
+    const auto [m, n, k] = tiles[c];
+    EXPECT_EQ(configs[c].artifact->metadata.tensordesc_meta.at(0).block_size, (std::vector<std::int64_t>{m, k}));
+    const auto desc = [](std::int64_t rows, std::int64_t cols) {
+      return "TensorDescriptor(P(4096,'float16'), [256, 256], [256, 1], [" + std::to_string(rows) + ", " +
+             std::to_string(cols) + "])";
+    };
+    const std::string args = "[" + desc(m, k) + ", " + desc(k, n) + ", " + desc(m, n) + ", 256, " + std::to_string(m) +
+                             ", " + std::to_string(n) + ", " + std::to_string(k) + "]";
+    const ReferenceGil gil;
+    pybind11::dict options;
+    options["num_warps"] = c == 0 ? 4 : 8;
+    EXPECT_EQ(configs[c].artifact->metadata.hash,
+              reference_hash(kDesc, "matmul_tma_cpp_hook", args, "cuda:90", &options));
+  }
+  BlockShapes unknown(fn.signature());
+  EXPECT_NE(argument_error([&] {
+              unknown.set("d_desc", {16, 16});
+            }).find("has no parameter 'd_desc'"),
+            std::string::npos);
+  fn.set_config_hook({});
+  EXPECT_TRUE(python_hook_raises()) << "the Python hooks restored";
+}
+
+TEST(TensorDescriptor, ABlockShapeAHookSetsIsCheckedAsAnyOther) {
+  auto& fn = JitFunction::get(kDesc, "matmul_tma_bad_hook");
+  const std::int64_t shape[] = {256, 256}, strides[] = {256, 1}, placeholder[] = {1, 1};
+  const auto a = TensorDescriptor::make(kBase, DType::fp16, shape, strides, placeholder);
+  const std::string error =
+      argument_error([&] { (void)fn.compile_configs(Target::parse("cuda:90"), {}, a, a, a, 256); });
+  EXPECT_NE(error.find("parameter 'a_desc' (#0): was given a block shape by an autotune hook"), std::string::npos)
       << error;
+  EXPECT_NE(error.find("block shape element 0 is 48, not a power of 2"), std::string::npos) << error;
 }
 
 }  // namespace

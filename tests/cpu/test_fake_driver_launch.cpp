@@ -174,7 +174,8 @@ TEST_F(FakeDriverLaunch, ExpandsTensorDescriptorsAsTritonsLauncher) {
       EXPECT_EQ(map.swizzle, metas[k].swizzle);
       EXPECT_EQ(map.interleave, CU_TENSOR_MAP_INTERLEAVE_NONE);
       EXPECT_EQ(map.l2_promotion, CU_TENSOR_MAP_L2_PROMOTION_L2_128B);
-      EXPECT_EQ(map.fill, k == 0 ? CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA : CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+      EXPECT_EQ(map.fill,
+                k == 0 ? CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA : CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
       EXPECT_EQ(param<std::int32_t>(launch, p + 1), 64);
       EXPECT_EQ(param<std::int32_t>(launch, p + 2), 128);
       EXPECT_EQ(param<std::int64_t>(launch, p + 3), 128);
@@ -246,6 +247,67 @@ TEST_F(FakeDriverLaunch, APointerAndADescriptorForOneParameterAreTwoKernels) {
   EXPECT_NE(fn.artifact_for(grid(1), p, out, 16)->metadata.hash, fn.artifact_for(grid(1), d, out, 16)->metadata.hash);
 }
 
+// Launches matmul_tma_tuned-like kernels (descriptor_kernels.py) with descriptors of a
+// placeholder block shape, as Triton's persistent-matmul tutorial passes them: each config by
+// choice, then tuned; the maps launched must have the tiles of the config that ran.
+void expect_tiles_of_the_config_that_ran(JitFunction& fn, const FakeCudaApi& fake) {
+  const std::int64_t placeholder[] = {1, 1};
+  const std::int64_t a_shape[] = {128, 256}, a_strides[] = {256, 1};
+  const std::int64_t b_shape[] = {256, 128}, b_strides[] = {128, 1};
+  const std::int64_t c_shape[] = {128, 128}, c_strides[] = {128, 1};
+  const auto a = TensorDescriptor::make(g_a_data, DType::fp16, a_shape, a_strides, placeholder);
+  const auto b = TensorDescriptor::make(g_b_data, DType::fp16, b_shape, b_strides, placeholder);
+  const auto c = TensorDescriptor::make(g_c_data, DType::fp16, c_shape, c_strides, placeholder);
+  LaunchConfig config;
+  config.grid_fn = [](const BoundArgs& args) {
+    return Grid{cdiv(128, args.integer("BLOCK_M")), cdiv(128, args.integer("BLOCK_N"))};
+  };
+  const bool tma = Target::current().arch == "90";
+  fake.set_kernel_duration_us(nullptr, 20000);  // tuning: a few timed launches per config, each after its hook
+  // (rows, columns) of each descriptor's tiles, per config: {64, 64, 32} and {128, 64, 64}.
+  const std::int64_t tiles[2][3][2] = {{{64, 32}, {32, 64}, {64, 64}}, {{128, 64}, {64, 64}, {128, 64}}};
+  for (const std::ptrdiff_t chosen : {1, 0, -1}) {  // each config by choice, then tuned
+    config.autotune_config = chosen;
+    fn(config, a, b, c, 256);
+    FakeCudaLaunch launch{};
+    ASSERT_EQ(fake.last_launches(&launch, 1), 1u);
+    const int ran = launch.grid[0] == 2 ? 0 : 1;  // 128 / BLOCK_M
+    if (chosen >= 0) {
+      EXPECT_EQ(ran, chosen);
+    }
+    EXPECT_EQ(launch.grid[1], 2u);
+    if (!tma) continue;
+    for (unsigned k = 0; k < 3; ++k) {
+      FakeCudaTensorMap map;
+      std::memcpy(&map, fake_cuda_param(&launch, k * 5), sizeof map);
+      EXPECT_EQ(map.box[1], static_cast<std::uint32_t>(tiles[ran][k][0])) << "descriptor " << k;
+      EXPECT_EQ(map.box[0], static_cast<std::uint32_t>(tiles[ran][k][1])) << "descriptor " << k;
+    }
+  }
+  EXPECT_EQ(a.block_shape()[0], 1) << "the caller's descriptors stay as they were";
+  EXPECT_EQ(c.block_shape()[1], 1);
+  fake.set_kernel_duration_us(nullptr, 1);
+}
+
+TEST_F(FakeDriverLaunch, AConfigPreHookSetsTheTilesOfTheMapsLaunched) {
+  const std::string source = std::string(TRITONRT_TEST_KERNELS) + "/descriptor_kernels.py";
+  expect_tiles_of_the_config_that_ran(JitFunction::get(source, "matmul_tma_tuned"), fake_);
+}
+
+// The same tiles set by a C++ config hook: the Python pre_hooks, which raise, never run, on
+// the tuning, the chosen-config or the hit path.
+TEST_F(FakeDriverLaunch, ACppConfigHookSetsTheTilesOfTheMapsLaunched) {
+  const std::string source = std::string(TRITONRT_TEST_KERNELS) + "/descriptor_kernels.py";
+  auto& fn = JitFunction::get(source, "matmul_tma_cpp_hook");
+  fn.set_config_hook([](const BoundArgs& args, BlockShapes& tiles) {
+    const std::int64_t m = args.integer("BLOCK_M"), n = args.integer("BLOCK_N"), k = args.integer("BLOCK_K");
+    tiles.set("a_desc", {m, k});
+    tiles.set("b_desc", {k, n});
+    tiles.set("c_desc", {m, n});
+  });
+  expect_tiles_of_the_config_that_ran(fn, fake_);
+}
+
 TEST_F(FakeDriverLaunch, AnAutotunerKeyedOnADescriptorIsAnArgumentError) {
   const std::string source = std::string(TRITONRT_TEST_KERNELS) + "/descriptor_kernels.py";
   auto& fn = JitFunction::get(source, "keyed_on_descriptor");
@@ -255,8 +317,9 @@ TEST_F(FakeDriverLaunch, AnAutotunerKeyedOnADescriptorIsAnArgumentError) {
     fn(grid(1), d, DevicePtr{g_tile_out, DType::fp16});
     ADD_FAILURE() << "a descriptor in the tuning key was accepted";
   } catch (const ArgumentError& e) {
-    EXPECT_NE(std::string(e.what()).find("parameter 'src' (#0): is a tensor descriptor, and its autotuner's key names it"),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find("parameter 'src' (#0): is a tensor descriptor, and its autotuner's key names it"),
+        std::string::npos)
         << e.what();
   }
   EXPECT_EQ(stats().launches, 0u);

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <mutex>
@@ -78,6 +79,15 @@ inline int compute_capability(int device) {
   GPU_CHECK(cuDeviceGet(&dev, device));
   const auto [major, minor] = Driver::get().compute_capability(dev);
   return major * 10 + minor;
+}
+
+/// The device's streaming multiprocessors, as persistent kernels size their grids.
+inline int multiprocessor_count(int device = 0) {
+  CUdevice dev = 0;
+  GPU_CHECK(cuDeviceGet(&dev, device));
+  int count = 0;
+  GPU_CHECK(cuDeviceGetAttribute(&count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
+  return count;
 }
 
 /// Runs the driver calls of its scope in `ctx`, whatever the thread's current context is.
@@ -232,6 +242,35 @@ class Mismatches {
   std::string text_;
   std::size_t count_ = 0;
 };
+
+/// Checks C (M x N, row-major, then poisoned guard elements) against A x B in double, for
+/// matmuls with fp32 accumulation: every element finite, nothing written past M x N, and the
+/// relative L2 error of the whole product below 1e-2. `a(i, k)`, `b(k, j)` read the operands
+/// (whatever their layout), `c(x)` the value of C's element x as double.
+template <class C, class A, class B, class Read>
+::testing::AssertionResult matches_product(const std::string& what, const std::vector<C>& got, int M, int N, int K,
+                                           const A& a, const B& b, const Read& c) {
+  double err2 = 0, ref2 = 0;
+  Mismatches bad(what + " (non-finite or unwritten)");
+  for (int i = 0; i < M; ++i) {
+    for (int j = 0; j < N; ++j) {
+      double want = 0;
+      for (int k = 0; k < K; ++k) want += a(i, k) * b(k, j);
+      const std::size_t x = static_cast<std::size_t>(i) * N + j;
+      const double value = c(got[x]);
+      if (!std::isfinite(value)) bad.add(x, value, want);
+      err2 += (value - want) * (value - want);
+      ref2 += want * want;
+    }
+  }
+  for (std::size_t x = static_cast<std::size_t>(M) * N; x < got.size(); ++x) {
+    if (!is_poison(got[x])) bad.add_unpoisoned(x);
+  }
+  if (!bad.result()) return bad.result();
+  const double relative = std::sqrt(err2 / ref2);
+  if (relative < 1e-2) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << what << ": relative L2 error of the product " << relative << ", not < 1e-2";
+}
 
 /// Every GPU test derives from this: it skips without a GPU and makes device 0 current.
 class GpuTest : public ::testing::Test {

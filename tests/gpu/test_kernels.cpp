@@ -353,24 +353,9 @@ TEST_F(Kernels, MatmulFp16WithLargeSharedMemory) {
   EXPECT_EQ(artifact->metadata.num_stages, 3);
   EXPECT_EQ(artifact->metadata.num_warps, 4);
 
-  const auto c = dc.download();
-  double err2 = 0, ref2 = 0;
-  Mismatches bad("matmul_kernel (non-finite or unwritten)");
-  for (int i = 0; i < M; ++i) {
-    for (int j = 0; j < N; ++j) {
-      double want = 0;
-      for (int k = 0; k < K; ++k) want += from_fp16(a[i * K + k]) * from_fp16(b[k * N + j]);
-      const double got = c[static_cast<std::size_t>(i) * N + j];
-      if (!std::isfinite(got)) bad.add(static_cast<std::size_t>(i) * N + j, got, want);
-      err2 += (got - want) * (got - want);
-      ref2 += want * want;
-    }
-  }
-  for (std::size_t i = static_cast<std::size_t>(M) * N; i < c.size(); ++i) {
-    if (!is_poison(c[i])) bad.add_unpoisoned(i);
-  }
-  EXPECT_TRUE(bad.result());
-  EXPECT_LT(std::sqrt(err2 / ref2), 1e-2) << "relative L2 error of the product";
+  EXPECT_TRUE(matches_product(
+      "matmul_kernel", dc.download(), M, N, K, [&](int i, int k) { return from_fp16(a[i * K + k]); },
+      [&](int k, int j) { return from_fp16(b[k * N + j]); }, [](float v) { return static_cast<double>(v); }));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -258,6 +258,23 @@ def test_an_autotuned_launch_compiles_tritons_choice(rt, recording, slow_kernels
     assert ours.hash == theirs.hash
 
 
+def test_descriptors_a_config_pre_hook_reshapes_compile_tritons_choice(rt, recording, slow_kernels):
+    """As Triton's persistent-matmul tutorial launches: descriptors with a placeholder block
+    shape, set by each config's pre_hook (shown Triton's own TensorDescriptor)."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+    from triton_reference import forget_tuning
+
+    def descriptors():
+        return [TensorDescriptor(pointer(0x10000 * (i + 1), "float16"), [128, 128], [128, 1], [1, 1]) for i in range(3)]
+
+    grid = lambda meta: (triton.cdiv(128, meta["BLOCK_M"]), triton.cdiv(128, meta["BLOCK_N"]))  # noqa: E731
+    ours = rt.launcher(D.matmul_tma_tuned)[grid](*descriptors(), 128)
+    forget_tuning(D.matmul_tma_tuned)
+    theirs = D.matmul_tma_tuned[grid](*descriptors(), 128)  # equal timings: both keep the first config
+    assert ours.hash == theirs.hash
+    assert [tuple(m["block_size"]) for m in ours.metadata.tensordesc_meta] == [(64, 32), (32, 64), (64, 64)]
+
+
 def test_grid_gets_the_bound_arguments_triton_gives_it(rt, recording):
     seen = []
 

@@ -9,6 +9,7 @@ namespace tritonrt::test {
 
 #define TRITONRT_TEST_DRIVER_ENTRIES(X)                                                                          \
   X(cuDeviceGet)                                                                                                 \
+  X(cuDeviceGetAttribute)                                                                                        \
   X(cuDeviceGetCount) X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent) X(cuCtxPushCurrent) X(cuCtxPopCurrent)      \
       X(cuCtxSynchronize) X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize) X(cuStreamGetCtx)          \
           X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuGraphInstantiateWithFlags) X(cuGraphLaunch)          \

@@ -126,6 +126,26 @@ class Tensor:
         return f"<tritonrt {self._source} argument '{self._name}': {self._dtype_name} at {self._address:#x}>"
 
 
+def descriptor(name, address, dtype, shape, strides, block_shape, padding, stream):
+    """A tensor descriptor argument as Triton's own class (hooks test isinstance), over a
+    stand-in of its base address; built without TensorDescriptor's checks, which tritonrt
+    made when the descriptor was. A hook may set its block_shape (run_hook reads it back)."""
+    import dataclasses
+    from triton.tools.tensor_descriptor import TensorDescriptor
+    desc = TensorDescriptor.__new__(TensorDescriptor)
+    for field in dataclasses.fields(TensorDescriptor):  # Triton 3.9 added round_f32_to_tf32
+        if field.default is not dataclasses.MISSING:
+            setattr(desc, field.name, field.default)
+    desc.base = Tensor(f"{name}.base", address, dtype, "address", None, None, -1, 0, stream, None)
+    desc.shape, desc.strides, desc.block_shape, desc.padding = list(shape), list(strides), list(block_shape), padding
+    return desc
+
+
+def is_descriptor(value):
+    from triton.tools.tensor_descriptor import TensorDescriptor
+    return isinstance(value, TensorDescriptor)
+
+
 class Arguments(collections.abc.Mapping):
     """The arguments of a call as Triton hands them to heuristics and hooks (a dict from
     parameter name to value), recording which are read."""
@@ -136,7 +156,10 @@ class Arguments(collections.abc.Mapping):
     def __getitem__(self, name):
         value = self._values[name]
         if self._reads is not None and not isinstance(value, Tensor):
-            self._reads.add(name, "value")
+            if is_descriptor(value):
+                self._reads.everything = True  # nothing to memoize a heuristic on
+            else:
+                self._reads.add(name, "value")
         return value
 
     def __contains__(self, name):
@@ -171,6 +194,8 @@ def python_arguments(fn, arguments, stream=0, reads=None):
         if kind == "pointer":
             _, _, address, dtype, source, shape, strides, device, extent = entry
             values[name] = Tensor(name, address, dtype, source, shape, strides, device, extent, stream, reads)
+        elif kind == "descriptor":
+            values[name] = descriptor(name, *entry[2:], stream)
         elif kind == "dtype":
             values[name] = getattr(tl, entry[2])
         elif kind == "default":

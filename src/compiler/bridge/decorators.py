@@ -3,8 +3,9 @@ and tuning results persisted where Triton's own Autotuner reads them."""
 
 import hashlib
 import json
+import operator
 
-from _tritonrt_bridge.arguments import Arguments, Reads, python_arguments
+from _tritonrt_bridge.arguments import Arguments, Reads, is_descriptor, python_arguments
 from _tritonrt_bridge.common import as_json
 from _tritonrt_bridge.describe import decorator_stacks, encode, kernels
 from _tritonrt_bridge.rules import make_target
@@ -41,15 +42,29 @@ def prune_configs(handle, layer, arguments, given):
 
 def run_hook(handle, layer, which, arguments, stream, config=-1, reset_only=False):
     """Calls an autotune hook on the call's arguments: the decorator's "pre_hook" or
-    "post_hook", or "config" (the pre_hook of config `config`)."""
+    "post_hook", or "config" (the pre_hook of config `config`). Returns [(param, block shape)]
+    for each tensor descriptor whose block_shape the hook changed."""
     tuner = decorator_stacks[handle][layer]
-    nargs = Arguments(python_arguments(kernels[handle], arguments, stream), None)
+    fn = kernels[handle]
+    values = python_arguments(fn, arguments, stream)
+    given = {name: list(value.block_shape) for name, value in values.items() if is_descriptor(value)}
+    nargs = Arguments(values, None)
     if which == "config":
         tuner.configs[config].pre_hook(nargs)
     elif which == "pre_hook":
         tuner.pre_hook(nargs, reset_only=reset_only)
     else:
         tuner.post_hook(nargs, exception=None)
+    changed = []
+    for name, block_shape in given.items():
+        now = values[name].block_shape
+        try:
+            now = [operator.index(size) for size in now]
+        except TypeError:
+            raise TypeError(f"the hook set the block_shape of '{name}' to {now!r}, which is not a list of integers")
+        if now != block_shape:
+            changed.append((fn.arg_names.index(name), now))
+    return changed
 
 
 def _tuning_file(handle, layer, backend_name, arch, warp_size, key, configs):
