@@ -139,6 +139,20 @@ TEST(Decorators, ACppHeuristicReplacesThePythonOne) {
   EXPECT_THROW(fn.set_heuristic("NOPE", [](const BoundArgs&) { return make_arg(1); }), ArgumentError);
 }
 
+// Under an autotuner, each config's trial applies the heuristics below it: a C++ one set in
+// place of the Python one serves them too.
+TEST(Decorators, ACppHeuristicServesTheConfigsOfATunerAboveIt) {
+  auto& fn = JitFunction::get(kCases, "tuned_overridden");
+  fn.set_heuristic("BLOCK", [](const BoundArgs&) { return make_arg(32); });
+  const auto configs = fn.compile_configs(Target::parse("cuda:90"), {}, fptr(16), 100);
+  ASSERT_EQ(configs.size(), 2u);
+  for (const auto& c : configs) {
+    ASSERT_TRUE(c.artifact) << c.error;
+    EXPECT_EQ(c.artifact->specialization.params.at(2).value, "32") << c.config;
+  }
+  EXPECT_EQ(heuristic_calls().count("TUNED_OVERRIDDEN"), 0u);
+}
+
 TEST(Decorators, AHeuristicThatRaisesIsAPythonErrorNamingIt) {
   try {
     (void)JitFunction::get(kCases, "failing_heuristic").specialize(fptr(16), 100);

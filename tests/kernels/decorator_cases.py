@@ -1,6 +1,6 @@
 """Decorated kernels for tritonrt's edge cases: heuristics that count how often they run (a
 heuristic should run once per distinct value of what it reads, and not at all on a repeated
-call), one that fails, a tuner whose every config fails, and a user pre_hook."""
+call), one that fails, a tuner whose every config fails, a user pre_hook, and heuristics under a tuner."""
 import builtins
 
 import triton
@@ -34,6 +34,14 @@ def counted(x_ptr, n, BLOCK: tl.constexpr, WIDE: tl.constexpr, COUNT: tl.constex
 @triton.heuristics({"BLOCK": _counted("OVERRIDDEN", lambda args: 64)})
 @triton.jit
 def overridden(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+@triton.autotune(configs=[triton.Config({}, num_warps=2), triton.Config({}, num_warps=4)], key=["n"])
+@triton.heuristics({"BLOCK": _counted("TUNED_OVERRIDDEN", lambda args: 64)})
+@triton.jit
+def tuned_overridden(x_ptr, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
 
