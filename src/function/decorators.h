@@ -9,11 +9,12 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <list>
 #include <future>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -98,9 +99,9 @@ struct Resolution {
   bool passed[kMaxParams];      ///< only the first `count` are written
   std::uint16_t order[kMaxParams];
   std::size_t passed_count = 0;
-  const LaunchConfig* launch = nullptr;     ///< the launch's grid and stream (null: no launch)
-  std::deque<std::string> strings;          ///< behind values that serve this call only
-  std::list<TensorDescriptor> descriptors;  ///< descriptors a hook reshaped, for this call (stable addresses)
+  const LaunchConfig* launch = nullptr;            ///< the launch's grid and stream (null: no launch)
+  std::optional<std::deque<std::string>> strings;  ///< behind values that serve this call only (made on first use)
+  std::list<TensorDescriptor> descriptors;         ///< descriptors a hook reshaped, for this call (stable addresses)
   const std::vector<CppHeuristic>* cpp_heuristics = nullptr;  ///< by heuristic number, over all layers
   const CppConfigHook* cpp_config_hook = nullptr;             ///< set: it runs, not the configs' pre_hooks
 
@@ -110,6 +111,12 @@ struct Resolution {
     passed[param] = true;
   }
   std::span<const Arg> bound() const { return {args, count}; }
+  /// Storage for strings that serve this call only; a deque made on first use (an empty one
+  /// allocates, and a cache hit must not).
+  std::deque<std::string>& call_strings() {
+    if (!strings) strings.emplace();
+    return *strings;
+  }
   /// Whether the call passes a tensor descriptor (a hook may set its block shape).
   bool has_descriptors() const {
     return std::any_of(args, args + count, [](const Arg& a) { return a.kind == ArgKind::descriptor; });

@@ -247,7 +247,7 @@ Arg Heuristics::miss(std::size_t index, Resolution& r) const {
     // It read every argument: nothing to key a memo on. The value serves this call only.
     log_about(LogLevel::debug, {kernel_.signature.name},
               "heuristic '{}' reads every argument: it runs in Python on every call", name);
-    return kept(entry->value, r.strings);
+    return kept(entry->value, r.call_strings());
   }
   if (!key.empty()) {
     if (const auto text = stored_form(*entry)) store_heuristic_value(kernel_, key, *text);
