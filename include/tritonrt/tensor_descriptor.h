@@ -21,6 +21,22 @@
 
 namespace tritonrt {
 
+/// The shared-memory layout a Gluon kernel's descriptor carries (the `layout` of
+/// `gluon.nvidia.hopper.TensorDescriptor`, Gluon's `NVMMASharedLayout`): how the tiles the TMA
+/// copies are swizzled in shared memory, which the kernel reads from its descriptor type.
+struct NvmmaSharedLayout {
+  int swizzle_byte_width = 128;  ///< 0, 32, 64 or 128
+  int element_bitwidth = 16;     ///< 8, 16, 32 or 64
+  bool transposed = false;
+  bool fp4_padded = false;
+
+  /// Gluon's `NVMMASharedLayout.get_default_for(block_shape, dtype, transposed, fp4_padded)`:
+  /// the widest swizzle the block's contiguous bytes allow.
+  static NvmmaSharedLayout default_for(std::span<const std::int64_t> block_shape, DType dtype, bool transposed = false,
+                                       bool fp4_padded = false);
+  bool operator==(const NvmmaSharedLayout&) const = default;
+};
+
 class TensorDescriptor {
  public:
   static constexpr int kMaxRank = 5;
@@ -40,6 +56,13 @@ class TensorDescriptor {
   /// the same checks.
   void set_block_shape(std::span<const std::int64_t> block_shape);
 
+  /// Gives the descriptor a Gluon shared-memory layout, as Gluon's host TensorDescriptor has
+  /// (its rank is the descriptor's): a `@gluon.jit` kernel's descriptor parameters need one,
+  /// a `@triton.jit` kernel's take none. Checked as Gluon checks it (ArgumentError).
+  void set_layout(const NvmmaSharedLayout& layout);
+  /// The Gluon layout, or nullptr when it has none.
+  const NvmmaSharedLayout* layout() const noexcept { return has_layout_ ? &layout_ : nullptr; }
+
   const void* base() const noexcept { return base_; }
   DType dtype() const noexcept { return dtype_; }
   int rank() const noexcept { return rank_; }
@@ -58,6 +81,8 @@ class TensorDescriptor {
   std::int64_t shape_[kMaxRank] = {};
   std::int64_t strides_[kMaxRank] = {};
   std::int64_t block_[kMaxRank] = {};
+  bool has_layout_ = false;
+  NvmmaSharedLayout layout_{};
 };
 
 /// A descriptor is passed by reference: the launch reads it where the caller keeps it.

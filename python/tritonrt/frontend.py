@@ -22,6 +22,7 @@ kernel on the logger "tritonrt".
 import ast
 import collections
 import functools
+import importlib
 import json
 import logging
 import os
@@ -126,13 +127,13 @@ def _describe(obj):
     return f"kernel '{module}.{name}'"
 
 
-def _descriptor_type():
-    """Triton's host TensorDescriptor class, or None where this Triton has none."""
+def _descriptor_type(module):
+    """The host TensorDescriptor class of `module` (Triton's, Gluon's Hopper one), or None
+    where this Triton has none."""
     try:
-        from triton.tools.tensor_descriptor import TensorDescriptor
-    except ImportError:
+        return importlib.import_module(module).TensorDescriptor
+    except (ImportError, AttributeError):
         return None
-    return TensorDescriptor
 
 
 def _setup():
@@ -171,7 +172,8 @@ def _setup():
             original_run=_original_run,
             original_getitem=KernelInterface.__getitem__,
             tensor_type=sys.modules["torch"].Tensor if "torch" in sys.modules else None,
-            descriptor_type=_descriptor_type(),
+            descriptor_type=_descriptor_type("triton.tools.tensor_descriptor"),
+            gluon_descriptor_type=_descriptor_type("triton.experimental.gluon.nvidia.hopper"),
             torch_api=_torch_api(),
             pointer_dtypes=pointers,
             constexpr_dtypes=language,
@@ -228,6 +230,15 @@ def _locate(obj, jit):
     return None, "it cannot be reached by name from its module (a kernel made inside a function?)"
 
 
+def _is_gluon(jit):
+    """Whether `jit` is a @gluon.jit kernel, which tritonrt compiles through Gluon's source class."""
+    try:
+        from triton.experimental.gluon._runtime import GluonJITFunction
+    except ImportError:
+        return False
+    return type(jit) is GluonJITFunction
+
+
 def _new_kernel(target, fallback_run):
     """The C++ Kernel for `target` (a JITFunction, or a stack of decorators over one)."""
     import inspect
@@ -239,7 +250,7 @@ def _new_kernel(target, fallback_run):
     defaults = tuple(jit if p.default is inspect.Parameter.empty else p.default for p in jit.params)
     reason = None
     where = None
-    if type(jit) is not JITFunction:
+    if type(jit) is not JITFunction and not _is_gluon(jit):
         reason = f"it is a {type(jit).__name__}, which tritonrt does not compile"
     else:
         where, reason = _locate(target, jit)

@@ -27,14 +27,20 @@ bool same_constexpr(const Arg& a, const Arg& b) noexcept {
 bool same_descriptor_key(const Arg& a, const Arg& b) noexcept {
   const auto& x = *static_cast<const TensorDescriptor*>(a.object);
   const auto& y = *static_cast<const TensorDescriptor*>(b.object);
-  return x.dtype() == y.dtype() && std::ranges::equal(x.block_shape(), y.block_shape());
+  const NvmmaSharedLayout *lx = x.layout(), *ly = y.layout();
+  return x.dtype() == y.dtype() && std::ranges::equal(x.block_shape(), y.block_shape()) &&
+         (lx == nullptr ? ly == nullptr : ly != nullptr && *lx == *ly);
 }
 
 std::uint64_t constexpr_bits(const Arg& a) noexcept {
   if (a.kind == ArgKind::descriptor) {
     std::uint64_t h = hash_mix(kHashSeed, static_cast<std::uint64_t>(a.dtype));
-    for (const std::int64_t b : static_cast<const TensorDescriptor*>(a.object)->block_shape()) {
-      h = hash_mix(h, static_cast<std::uint64_t>(b));
+    const auto& d = *static_cast<const TensorDescriptor*>(a.object);
+    for (const std::int64_t b : d.block_shape()) h = hash_mix(h, static_cast<std::uint64_t>(b));
+    if (const NvmmaSharedLayout* l = d.layout()) {
+      h = hash_mix(h, (static_cast<std::uint64_t>(l->swizzle_byte_width) << 16) ^
+                          (static_cast<std::uint64_t>(l->element_bitwidth) << 8) ^ (l->transposed ? 2u : 0u) ^
+                          (l->fp4_padded ? 1u : 0u) ^ (1u << 30));
     }
     return h;
   }

@@ -13,6 +13,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/errors.h"
@@ -35,6 +36,11 @@ struct SpecializationRules {
   /// The i1 flags Triton's launcher passes after a descriptor's strides for a kernel that
   /// takes it without TMA: 1 (NaN padding; Triton 3.6), 2 (and round_f32_to_tf32; 3.9).
   int descriptor_flags = 1;
+  /// How a Gluon descriptor's type names its layout: Gluon's layout class ("" where this
+  /// Triton has none, or prints it as tritonrt cannot) and its fields in order, each with the
+  /// text of its default where tritonrt does not fill it (nullopt where it does).
+  std::string nvmma_layout_class;
+  std::vector<std::pair<std::string, std::optional<std::string>>> nvmma_layout_fields;
 };
 
 /// A Triton type in one byte: constexpr, a scalar DType, a (const) pointer to one, or a
@@ -103,8 +109,10 @@ std::optional<std::uint8_t> parse_type_code(std::string_view type);
 /// Triton's name of a type code ("i32", "*fp16", "constexpr"; "tensordesc<fp16>" for a
 /// descriptor, whose full type `descriptor_type` gives).
 std::string type_name(const SpecializationRules& rules, std::uint8_t code);
-/// Triton's type of a tensor-descriptor argument: "tensordesc<fp16[64, 64]>".
-std::string descriptor_type(const Arg& descriptor);
+/// Triton's type of a tensor-descriptor argument: "tensordesc<fp16[64, 64]>", and for one
+/// with a Gluon layout "tensordesc<fp16[64, 64],NVMMASharedLayout(...)>" as `rules`' Triton
+/// prints it (without rules, the layout's fields tritonrt fills; for messages).
+std::string descriptor_type(const Arg& descriptor, const SpecializationRules* rules);
 
 /// Fills `out` (one slot per parameter) from the given arguments and the Python defaults;
 /// throws ArgumentError on a count mismatch or a missing argument without default.

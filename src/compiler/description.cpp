@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <set>
 
 #include "common/compile_options.h"
 #include "common/json.h"
@@ -329,6 +330,22 @@ SpecializationRules parse_specialization_rules(std::string_view json) {
   // Rules recorded before it was asked are Triton 3.6's, which passes one flag.
   rules.descriptor_flags = static_cast<int>(read.field_or<std::int64_t>(answer, "descriptor_flags", 1));
   if (rules.descriptor_flags < 1 || rules.descriptor_flags > 2) read.fail("give descriptor_flags outside 1 to 2");
+  // Gluon's layout, where the bridge could read how its Triton prints one (older records: none).
+  const auto layout = read.field_or<nlohmann::json>(answer, "nvmma_layout", nlohmann::json());
+  if (layout.is_object()) {
+    rules.nvmma_layout_class = read.field<std::string>(layout, "name");
+    for (const auto& field : read.field<nlohmann::json>(layout, "fields")) {
+      if (!field.is_array() || field.size() != 2) read.fail("give a layout field that is not [name, default]");
+      const auto name = read.as<std::string>(field[0], "nvmma_layout");
+      static const std::set<std::string> filled = {"swizzle_byte_width", "element_bitwidth", "rank", "transposed",
+                                                   "fp4_padded"};
+      if (field[1].is_null() != (filled.count(name) == 1)) read.fail("give a layout field tritonrt cannot fill");
+      rules.nvmma_layout_fields.emplace_back(
+          name, field[1].is_null() ? std::nullopt : std::optional(read.as<std::string>(field[1], "nvmma_layout")));
+    }
+  } else if (!layout.is_null()) {
+    read.fail("give an nvmma_layout that is not an object");
+  }
   return rules;
 }
 

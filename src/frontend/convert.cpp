@@ -89,8 +89,39 @@ bool read_dims(PyObject* object, PyObject* name, std::int64_t* out, std::size_t&
   return true;
 }
 
-// Triton's TensorDescriptor (base, shape, strides, block_shape, padding), kept in `kept`.
-const char* descriptor_arg(PyObject* object, Arg& arg, CallDescriptors& kept) {
+// The NVMMASharedLayout of a Gluon descriptor, for a descriptor of rank `rank`.
+const char* gluon_layout(PyObject* object, std::size_t rank, NvmmaSharedLayout& out) {
+  Ref layout(PyObject_GetAttr(object, state().s_layout));
+  if (!layout || std::strcmp(Py_TYPE(layout.get())->tp_name, "NVMMASharedLayout") != 0) {
+    PyErr_Clear();
+    return "a Gluon tensor descriptor whose layout is not an NVMMASharedLayout";
+  }
+  long ints[3] = {0, 0, 0};
+  int truths[3] = {0, 0, 0};
+  const char* int_names[] = {"swizzle_byte_width", "element_bitwidth", "rank"};
+  const char* truth_names[] = {"transposed", "fp4_padded", "cga_layout"};
+  for (int i = 0; i < 3; ++i) {
+    Ref value(PyObject_GetAttrString(layout.get(), int_names[i]));
+    ints[i] = value ? PyLong_AsLong(value.get()) : -1;
+    Ref flag(PyObject_GetAttrString(layout.get(), truth_names[i]));
+    truths[i] = flag ? PyObject_IsTrue(flag.get()) : (i == 2 ? 0 : -1);  // cga_layout: absent before 3.6
+    if (PyErr_Occurred()) {
+      PyErr_Clear();
+      return "a Gluon tensor descriptor whose layout tritonrt cannot read";
+    }
+  }
+  if (truths[2] != 0) return "a Gluon tensor descriptor whose layout spans several CTAs (cga_layout)";
+  if (ints[2] != static_cast<long>(rank)) return "a Gluon tensor descriptor whose layout's rank is not its own";
+  out.swizzle_byte_width = static_cast<int>(ints[0]);
+  out.element_bitwidth = static_cast<int>(ints[1]);
+  out.transposed = truths[0] != 0;
+  out.fp4_padded = truths[1] != 0;
+  return nullptr;
+}
+
+// Triton's TensorDescriptor (base, shape, strides, block_shape, padding), or Gluon's (and
+// its layout), kept in `kept`.
+const char* descriptor_arg(PyObject* object, bool gluon, Arg& arg, CallDescriptors& kept) {
   State& s = state();
   Ref base(PyObject_GetAttr(object, s.s_base));
   if (!base) {
@@ -124,11 +155,17 @@ const char* descriptor_arg(PyObject* object, Arg& arg, CallDescriptors& kept) {
     PyErr_Clear();
     return "a tensor descriptor that rounds fp32 to tf32";
   }
+  NvmmaSharedLayout layout;
+  if (gluon) {
+    if (const char* problem = gluon_layout(object, ranks[0], layout)) return problem;
+  }
   try {
-    const TensorDescriptor* d = kept.add(TensorDescriptor::make(
-        reinterpret_cast<const void*>(pointer.value.u), pointer.dtype, std::span(shape, ranks[0]),
-        std::span(strides, ranks[1]), std::span(block, ranks[2]),
-        nan ? TensorDescriptor::Padding::nan : TensorDescriptor::Padding::zero));
+    TensorDescriptor made =
+        TensorDescriptor::make(reinterpret_cast<const void*>(pointer.value.u), pointer.dtype,
+                               std::span(shape, ranks[0]), std::span(strides, ranks[1]), std::span(block, ranks[2]),
+                               nan ? TensorDescriptor::Padding::nan : TensorDescriptor::Padding::zero);
+    if (gluon) made.set_layout(layout);
+    const TensorDescriptor* d = kept.add(made);
     if (d == nullptr) return "one more tensor descriptor than tritonrt passes in one call";
     ArgTraits<TensorDescriptor>::pack(arg, *d);
   } catch (const ArgumentError&) {
@@ -199,8 +236,12 @@ const char* to_arg(PyObject* object, Arg& arg, CallDescriptors* descriptors) {
     return nullptr;
   }
   if (type == &PyTuple_Type || type == &PyList_Type) return "a tuple";
-  if (s.descriptor_type != nullptr && PyObject_TypeCheck(object, reinterpret_cast<PyTypeObject*>(s.descriptor_type))) {
-    return descriptors != nullptr ? descriptor_arg(object, arg, *descriptors) : "a tensor descriptor as a default";
+  for (PyObject* descriptor_type : {s.descriptor_type, s.gluon_descriptor_type}) {
+    if (descriptor_type != nullptr && PyObject_TypeCheck(object, reinterpret_cast<PyTypeObject*>(descriptor_type))) {
+      return descriptors != nullptr
+                 ? descriptor_arg(object, descriptor_type == s.gluon_descriptor_type, arg, *descriptors)
+                 : "a tensor descriptor as a default";
+    }
   }
   if (PyObject_HasAttr(object, s.s_data_ptr)) return pointer_arg(object, arg);
   return "a value of a type tritonrt does not pass";

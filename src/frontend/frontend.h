@@ -64,17 +64,18 @@ struct State {
   PyObject* runtime_dict = nullptr;    ///< triton.knobs.runtime.__dict__: settings made at run time
   PyObject* enter_hooks = nullptr;     ///< the launch hook chains' lists of calls
   PyObject* exit_hooks = nullptr;
-  PyObject* async_mode = nullptr;        ///< Triton's async-compile ContextVar
-  PyObject* runtime_check = nullptr;     ///< Python: why runtime settings keep tritonrt out, or None
-  PyObject* log_fallback = nullptr;      ///< Python: log_fallback(kernel, reason)
-  PyObject* make_result = nullptr;       ///< Python: the compiled-kernel object for an artifact
-  PyObject* kernel_for = nullptr;        ///< Python: the Kernel of a JITFunction (install())
-  PyObject* canonical_dtype = nullptr;   ///< Python: Triton's name of a dtype object, or None
-  PyObject* tensor_type = nullptr;       ///< torch.Tensor, when torch is imported
-  PyObject* descriptor_type = nullptr;   ///< triton.tools.tensor_descriptor.TensorDescriptor
-  PyObject* original_run = nullptr;      ///< JITFunction.run as Triton defined it
-  PyObject* original_getitem = nullptr;  ///< KernelInterface.__getitem__
-  PyObject* routed_run = nullptr;        ///< this module's replacement of JITFunction.run
+  PyObject* async_mode = nullptr;             ///< Triton's async-compile ContextVar
+  PyObject* runtime_check = nullptr;          ///< Python: why runtime settings keep tritonrt out, or None
+  PyObject* log_fallback = nullptr;           ///< Python: log_fallback(kernel, reason)
+  PyObject* make_result = nullptr;            ///< Python: the compiled-kernel object for an artifact
+  PyObject* kernel_for = nullptr;             ///< Python: the Kernel of a JITFunction (install())
+  PyObject* canonical_dtype = nullptr;        ///< Python: Triton's name of a dtype object, or None
+  PyObject* tensor_type = nullptr;            ///< torch.Tensor, when torch is imported
+  PyObject* descriptor_type = nullptr;        ///< triton.tools.tensor_descriptor.TensorDescriptor
+  PyObject* gluon_descriptor_type = nullptr;  ///< triton.experimental.gluon.nvidia.hopper.TensorDescriptor
+  PyObject* original_run = nullptr;           ///< JITFunction.run as Triton defined it
+  PyObject* original_getitem = nullptr;       ///< KernelInterface.__getitem__
+  PyObject* routed_run = nullptr;             ///< this module's replacement of JITFunction.run
   const TorchApi* torch = nullptr;
   /// dtype objects by identity: torch's and triton.language's for pointers, the latter as constexprs.
   std::vector<std::pair<PyObject*, DType>> pointer_dtypes, constexpr_dtypes;
@@ -82,7 +83,7 @@ struct State {
   // Interned names.
   PyObject *s_data_ptr, *s_dtype, *s_is_cuda, *s_grid, *s_warmup, *s_active, *s_private_active;
   PyObject *s_get_current_device, *s_get_current_stream, *s_kernel_attr, *s_run;
-  PyObject *s_base, *s_shape, *s_strides, *s_block_shape, *s_padding, *s_round_f32_to_tf32;
+  PyObject *s_base, *s_shape, *s_strides, *s_block_shape, *s_padding, *s_round_f32_to_tf32, *s_layout;
 };
 State& state();
 

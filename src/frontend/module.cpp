@@ -70,9 +70,11 @@ PyObject* setup(PyObject*, PyObject* args, PyObject* kwargs) {
   }
   PyObject* tensor_type = PyDict_GetItemString(kwargs, "tensor_type");
   Py_XSETREF(s.tensor_type, tensor_type != nullptr && tensor_type != Py_None ? Py_NewRef(tensor_type) : nullptr);
-  PyObject* descriptor_type = PyDict_GetItemString(kwargs, "descriptor_type");
-  Py_XSETREF(s.descriptor_type,
-             descriptor_type != nullptr && PyType_Check(descriptor_type) ? Py_NewRef(descriptor_type) : nullptr);
+  for (auto [name, field] : {std::pair{"descriptor_type", &State::descriptor_type},
+                             std::pair{"gluon_descriptor_type", &State::gluon_descriptor_type}}) {
+    PyObject* type = PyDict_GetItemString(kwargs, name);
+    Py_XSETREF(s.*field, type != nullptr && PyType_Check(type) ? Py_NewRef(type) : nullptr);
+  }
   PyObject* torch_api = PyDict_GetItemString(kwargs, "torch_api");
   s.torch = nullptr;
   if (torch_api != nullptr && torch_api != Py_None) {
@@ -146,7 +148,7 @@ PyMODINIT_FUNC PyInit__frontend() {
       !intern(s.s_get_current_stream, "get_current_stream") || !intern(s.s_kernel_attr, "_tritonrt_kernel") ||
       !intern(s.s_run, "run") || !intern(s.s_base, "base") || !intern(s.s_shape, "shape") ||
       !intern(s.s_strides, "strides") || !intern(s.s_block_shape, "block_shape") || !intern(s.s_padding, "padding") ||
-      !intern(s.s_round_f32_to_tf32, "round_f32_to_tf32")) {
+      !intern(s.s_round_f32_to_tf32, "round_f32_to_tf32") || !intern(s.s_layout, "layout")) {
     return nullptr;
   }
   for (PyTypeObject* type : {&KernelType, &BoundType, &RoutedRunType, &RoutedGetitemType}) {

@@ -113,7 +113,7 @@ Specialization JitFunction::Impl::specialization_of(const KernelSignature& sig, 
   spec.params.reserve(sig.params.size());
   for (std::size_t i = 0; i < sig.params.size(); ++i) {
     ParamSpec p;
-    p.type = detail::TypeCode::is_descriptor(codes[i].type) ? detail::descriptor_type(bound[i])
+    p.type = detail::TypeCode::is_descriptor(codes[i].type) ? detail::descriptor_type(bound[i], triton_rules)
                                                             : detail::type_name(*triton_rules, codes[i].type);
     p.key = codes[i].key;
     if (codes[i].type == detail::TypeCode::kConstexpr) {

@@ -36,7 +36,8 @@ inline pybind11::object kernel_object(const std::string& source, const std::stri
 }
 
 // Evaluates a Python list of arguments; `P(address, 'float32')` makes a stand-in tensor,
-// `TensorDescriptor(P(...), shape, strides, block_shape)` a descriptor of one.
+// `TensorDescriptor(P(...), shape, strides, block_shape)` a descriptor of one, and
+// `GluonTensorDescriptor(P(...), shape, strides, block_shape, NVMMASharedLayout(...))` Gluon's.
 inline pybind11::object python_args(const std::string& expr) {
   namespace py = pybind11;
   py::dict scope;
@@ -44,6 +45,13 @@ inline pybind11::object python_args(const std::string& expr) {
   scope["tl"] = py::module_::import("triton.language");
   scope["TensorDescriptor"] = py::module_::import("triton.tools.tensor_descriptor").attr("TensorDescriptor");
   if (expr.find("torch.") != std::string::npos) scope["torch"] = py::module_::import("torch");
+  if (expr.find("Gluon") != std::string::npos) {
+    scope["GluonTensorDescriptor"] =
+        py::module_::import("triton.experimental.gluon.nvidia.hopper").attr("TensorDescriptor");
+    scope["NVMMASharedLayout"] =
+        py::module_::import("triton.experimental.gluon.language._layouts").attr("NVMMASharedLayout");
+    scope["gl"] = py::module_::import("triton.experimental.gluon.language");
+  }
   return py::eval(expr, scope);
 }
 

@@ -262,6 +262,62 @@ TEST(TensorDescriptor, ACppConfigHookSetsTheTilesInPlaceOfThePythonOnes) {
   EXPECT_TRUE(python_hook_raises()) << "the Python hooks restored";
 }
 
+// Gluon's host descriptors carry a shared-memory layout, which their type names
+// ("tensordesc<fp16[64, 64],NVMMASharedLayout(...)>"): the same type, specialization and hash
+// as Triton's for Gluon's default layouts (transposed, narrow, few rows) and a chosen one.
+TEST(TensorDescriptor, WithAGluonLayoutSpecializesAndCompilesAsGluon) {
+  const std::string source = kKernels + "/gluon_kernels.py";
+  auto& fn = JitFunction::get(source, "gluon_tma_scale");
+  struct Case {
+    std::vector<std::int64_t> block;
+    bool transposed;
+    const char* layout;  // Python, for Triton's side
+  };
+  const Case cases[] = {
+      {{64, 64}, false, "NVMMASharedLayout.get_default_for([64, 64], gl.float16)"},
+      {{64, 16}, false, "NVMMASharedLayout.get_default_for([64, 16], gl.float16)"},
+      {{4, 64}, false, "NVMMASharedLayout.get_default_for([4, 64], gl.float16)"},
+      {{32, 64}, true, "NVMMASharedLayout.get_default_for([32, 64], gl.float16, transposed=True)"},
+  };
+  for (const auto& c : cases) {
+    const std::int64_t shape[] = {128, 128}, strides[] = {128, 1};
+    auto d = TensorDescriptor::make(kBase, DType::fp16, shape, strides, c.block);
+    d.set_layout(NvmmaSharedLayout::default_for(c.block, DType::fp16, c.transposed));
+    const std::string block = "[" + std::to_string(c.block[0]) + ", " + std::to_string(c.block[1]) + "]";
+    const std::string desc =
+        "GluonTensorDescriptor(P(4096,'float16'), [128, 128], [128, 1], " + block + ", " + c.layout + ")";
+    const std::string args = "[" + desc + ", " + desc + ", 2.0]";
+    EXPECT_EQ(fn.specialize(d, d, 2.0).repr(), reference_specialization(source, "gluon_tma_scale", args)) << c.layout;
+  }
+  const std::int64_t shape[] = {128, 128}, strides[] = {128, 1}, block[] = {64, 64};
+  auto d = TensorDescriptor::make(kBase, DType::fp16, shape, strides, block);
+  d.set_layout({.swizzle_byte_width = 64, .element_bitwidth = 16});
+  const auto artifact = fn.compile(Target::parse("cuda:90"), {}, d, d, 2.0);
+  const std::string desc =
+      "GluonTensorDescriptor(P(4096,'float16'), [128, 128], [128, 1], [64, 64], "
+      "NVMMASharedLayout(swizzle_byte_width=64, element_bitwidth=16))";
+  EXPECT_EQ(artifact->metadata.hash,
+            reference_hash(source, "gluon_tma_scale", "[" + desc + ", " + desc + ", 2.0]", "cuda:90"));
+  ASSERT_EQ(artifact->metadata.tensordesc_meta.size(), 2u);
+  EXPECT_EQ(artifact->metadata.tensordesc_meta[0].swizzle, 2) << "CU_TENSOR_MAP_SWIZZLE_64B";
+  auto other = d;
+  other.set_layout({.swizzle_byte_width = 128, .element_bitwidth = 16});
+  EXPECT_NE(fn.compile(Target::parse("cuda:90"), {}, other, other, 2.0)->metadata.hash, artifact->metadata.hash)
+      << "the layout is part of the key";
+  EXPECT_NE(argument_error([&] { d.set_layout({.swizzle_byte_width = 48}); }).find("swizzle_byte_width 48 is not"),
+            std::string::npos);
+  EXPECT_NE(argument_error([&] { d.set_layout({.element_bitwidth = 12}); }).find("element_bitwidth 12 is not"),
+            std::string::npos);
+  EXPECT_NE(argument_error([&] { d.set_layout({.element_bitwidth = 32}); }).find("element_bitwidth 32 for fp16"),
+            std::string::npos);
+  const std::int64_t narrow[] = {64, 16};
+  EXPECT_NE(argument_error([&] {
+              d.set_block_shape(narrow);
+            }).find("a 64-byte swizzle needs the last block dimension to be at least 32, not 16"),
+            std::string::npos)
+      << "with a layout, the block shape is checked against its swizzle";
+}
+
 TEST(TensorDescriptor, ABlockShapeAHookSetsIsCheckedAsAnyOther) {
   auto& fn = JitFunction::get(kDesc, "matmul_tma_bad_hook");
   const std::int64_t shape[] = {256, 256}, strides[] = {256, 1}, placeholder[] = {1, 1};

@@ -80,6 +80,36 @@ TEST_F(Descriptors, MatmulThroughHostDescriptors) {
       [&](int k, int j) { return from_fp16(b[k * N + j]); }, [](std::uint16_t v) { return from_fp16(v); }));
 }
 
+// A Gluon kernel through Gluon's host descriptors (a shared-memory layout each): Hopper's TMA
+// copies 64 x 64 tiles in and out, scaled by 2 in between; the matrix's edge tiles overhang it.
+TEST_F(Descriptors, GluonKernelThroughHostDescriptorsWithLayouts) {
+  REQUIRE_CAPABILITY(90, "Gluon's Hopper TMA");
+  const int M = 200, N = 192;
+  auto& fn = JitFunction::get(std::string(TRITONRT_TEST_KERNELS) + "/gluon_kernels.py", "gluon_tma_scale");
+  std::vector<std::uint16_t> x(static_cast<std::size_t>(M) * N);
+  for (auto& v : x) v = to_fp16(rng().signed_magnitude(0.5, 100.0));
+  DeviceBuffer<std::uint16_t> dx(x), dout(x.size() + kGuard);
+  dout.poison();
+  const std::int64_t block[] = {64, 64};
+  auto in = matrix(dx, M, N, 64, 64);
+  auto out = matrix(dout, M, N, 64, 64);
+  in.set_layout(NvmmaSharedLayout::default_for(block, DType::fp16));
+  out.set_layout(NvmmaSharedLayout::default_for(block, DType::fp16));
+  Stream s;
+  fn({.grid = {cdiv(M, 64), cdiv(N, 64)}, .stream = s.get()}, in, out, 2.0);
+  s.sync();
+  const auto got = dout.download();
+  Mismatches bad("gluon_tma_scale");
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double want = from_fp16(x[i]) * 2.0;  // exact in fp16
+    if (!(from_fp16(got[i]) == want)) bad.add(i, from_fp16(got[i]), want);
+  }
+  for (std::size_t i = x.size(); i < got.size(); ++i) {
+    if (!is_poison(got[i])) bad.add_unpoisoned(i);
+  }
+  EXPECT_TRUE(bad.result());
+}
+
 // Triton's persistent-matmul tutorial's way: an autotuned persistent kernel whose descriptors
 // come with a placeholder block shape, set per config by the config's pre_hook (Python code
 // shown the descriptors as Triton's TensorDescriptor). Tuned on the first call, looked up on

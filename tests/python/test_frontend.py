@@ -31,6 +31,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "kernels"))
 import descriptor_kernels as D  # noqa: E402
 import frontend_kernels as K  # noqa: E402
+import gluon_kernels as G  # noqa: E402
 
 
 class FakeLaunches(ctypes.Structure):
@@ -80,6 +81,16 @@ def descriptor(address):
     """Triton's host TensorDescriptor of a 64 x 128 fp16 matrix, loaded 32 x 64 at a time."""
     from triton.tools.tensor_descriptor import TensorDescriptor
     return TensorDescriptor(pointer(address, "float16"), [64, 128], [128, 1], [32, 64])
+
+
+def gluon_descriptor(address):
+    """Gluon's host TensorDescriptor of a 64 x 128 fp16 matrix, 32 x 64 tiles in Gluon's
+    default shared-memory layout for them."""
+    import triton.experimental.gluon.language as gl
+    from triton.experimental.gluon.language._layouts import NVMMASharedLayout
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+    layout = NVMMASharedLayout.get_default_for([32, 64], gl.float16)
+    return TensorDescriptor(pointer(address, "float16"), [64, 128], [128, 1], [32, 64], layout)
 
 
 def test_the_stand_in_driver_is_the_one_loaded(rt, recording):
@@ -234,6 +245,8 @@ CALLS = {
     "heuristics": (K.heuristic_kernel, (5, ), lambda: ((pointer(), pointer(), 5000), {})),
     "tensor descriptors": (D.scale_2d, (2, 2), lambda: ((descriptor(0x10000), descriptor(0x20000), 2.0),
                                                          dict(BLOCK_M=32, BLOCK_N=64))),
+    "Gluon tensor descriptors": (G.gluon_tma_scale, (2, 2), lambda: ((gluon_descriptor(0x10000),
+                                                                      gluon_descriptor(0x20000), 2.0), {})),
 }
 
 

@@ -113,6 +113,28 @@ def test_host_tensor_descriptors_launch_through_tritonrt(rt):
         assert result.hash == D.matmul_tma[grid](*descs(theirs), K_, 128, 64, 64).hash
 
 
+def test_gluon_host_descriptors_launch_through_tritonrt(rt):
+    """A @gluon.jit kernel taking Gluon's TensorDescriptor (with its shared-memory layout)
+    runs on tritonrt's path, equal to Triton's own launch, with its hash."""
+    if torch.cuda.get_device_capability()[0] < 9:
+        pytest.skip("Gluon's Hopper TMA needs compute capability 9.0")
+    import triton.experimental.gluon.language as gl
+    from triton.experimental.gluon.language._layouts import NVMMASharedLayout
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+    import gluon_kernels as G
+    x = torch.randn(200, 192, device="cuda", dtype=torch.float16)
+    ours, theirs = torch.empty_like(x), torch.empty_like(x)
+    layout = NVMMASharedLayout.get_default_for([64, 64], gl.float16)
+    desc = lambda t: TensorDescriptor.from_tensor(t, [64, 64], layout)  # noqa: E731
+    grid = (triton.cdiv(200, 64), triton.cdiv(192, 64))
+    expected = G.gluon_tma_scale[grid](desc(x), desc(theirs), 2.0)
+    result = rt.launcher(G.gluon_tma_scale)[grid](desc(x), desc(ours), 2.0)
+    torch.cuda.synchronize()
+    assert type(result).__module__ == "tritonrt.frontend", "Triton's own path launched it"
+    assert torch.equal(ours, theirs) and torch.equal(ours, x * 2)
+    assert result.hash == expected.hash
+
+
 def tutorial_cases():
     """name: (kernel, make(): (grid, args(), output, reference, tuning key)): the kernels of
     tests/kernels/hopper_kernels.py with host descriptors of a placeholder block shape, as

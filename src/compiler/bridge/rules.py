@@ -81,6 +81,46 @@ def _descriptor_flags():
     return _expand_descriptor("tensordesc<fp16[16, 16]>", False, "nvTmaDesc").count("i1")
 
 
+def _nvmma_layout(spec):
+    """How a Gluon host descriptor's type names its layout ("tensordesc<fp16[64, 32],
+    NVMMASharedLayout(...)>"): the layout class and its fields in order, each with the text of
+    its default where tritonrt does not fill it (None where it does); None where this Triton
+    has no Gluon or prints the layout otherwise."""
+    try:
+        import dataclasses
+        import triton.language as tl
+        from triton.experimental.gluon.language._layouts import NVMMASharedLayout
+        from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+    except Exception:
+        return None
+    filled = {"swizzle_byte_width": "64", "element_bitwidth": "16", "rank": "2", "transposed": "True",
+              "fp4_padded": "False"}
+    fields = []
+    for field in dataclasses.fields(NVMMASharedLayout):
+        if field.name in filled:
+            fields.append([field.name, None])
+        elif field.default is not dataclasses.MISSING:
+            fields.append([field.name, repr(field.default)])
+        elif field.default_factory is not dataclasses.MISSING:
+            fields.append([field.name, repr(field.default_factory())])
+        else:
+            return None
+    layout = NVMMASharedLayout(swizzle_byte_width=64, element_bitwidth=16, rank=2, transposed=True, fp4_padded=False)
+    desc = TensorDescriptor.__new__(TensorDescriptor)  # Gluon's checks want a real tensor
+    for field in dataclasses.fields(TensorDescriptor):
+        if field.default is not dataclasses.MISSING:
+            setattr(desc, field.name, field.default)
+    desc.base, desc.shape, desc.strides, desc.block_shape = _HostPointer(4096, tl.float16), [64, 64], [64, 1], [64, 32]
+    desc.layout, desc.padding = layout, "zero"
+    name = type(layout).__name__
+    text = f"{name}(" + ", ".join(f"{n}={filled[n] if d is None else d}" for n, d in fields) + ")"
+    try:
+        typed = spec(desc)[0]
+    except Exception:
+        return None
+    return {"name": name, "fields": fields} if typed == f"tensordesc<fp16[64, 32],{text}>" else None
+
+
 def specialization_rules():
     """Ask the installed Triton how it specializes values; C++ applies the answers per call.
     The answer gives the pointer type Triton names for each of tritonrt's types, in the
@@ -123,6 +163,7 @@ def specialization_rules():
         "pointer_divisibility": pointer_divisibility,
         "pointer_types": pointer_types,
         "descriptor_flags": _descriptor_flags(),
+        "nvmma_layout": _nvmma_layout(spec),
     })
 
 
