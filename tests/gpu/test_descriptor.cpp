@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "gpu_test.h"
@@ -22,6 +23,20 @@ TensorDescriptor matrix(const DeviceBuffer<std::uint16_t>& buffer, std::int64_t 
                         std::int64_t block_rows, std::int64_t block_cols) {
   const std::int64_t shape[] = {rows, cols}, strides[] = {cols, 1}, block[] = {block_rows, block_cols};
   return TensorDescriptor::make(reinterpret_cast<const void*>(buffer.address()), DType::fp16, shape, strides, block);
+}
+
+// `got` (fp16, then poisoned guard elements) holds x * 2, exactly, and nothing past it.
+::testing::AssertionResult doubled(const std::string& what, const std::vector<std::uint16_t>& x,
+                                   const std::vector<std::uint16_t>& got) {
+  Mismatches bad(what);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double want = from_fp16(x[i]) * 2.0;  // exact in fp16
+    if (!(from_fp16(got[i]) == want)) bad.add(i, from_fp16(got[i]), want);
+  }
+  for (std::size_t i = x.size(); i < got.size(); ++i) {
+    if (!is_poison(got[i])) bad.add_unpoisoned(i);
+  }
+  return bad.result();
 }
 
 // A 100 x 200 fp16 matrix (its tiles overhang both edges) scaled through two descriptors, on
@@ -45,16 +60,7 @@ TEST_F(Descriptors, ScaleThroughHostDescriptors) {
       EXPECT_EQ(artifact->metadata.tensordesc_meta.size(), capability() >= 90 ? 2u : 0u)
           << "TMA descriptors on Hopper and newer";
     }
-    const auto got = dout.download();
-    Mismatches bad("scale_2d through descriptors, round " + std::to_string(round));
-    for (std::size_t i = 0; i < x.size(); ++i) {
-      const double want = from_fp16(x[i]) * 2.0;  // exact in fp16
-      if (!(from_fp16(got[i]) == want)) bad.add(i, from_fp16(got[i]), want);
-    }
-    for (std::size_t i = x.size(); i < got.size(); ++i) {
-      if (!is_poison(got[i])) bad.add_unpoisoned(i);
-    }
-    EXPECT_TRUE(bad.result());
+    EXPECT_TRUE(doubled("scale_2d through descriptors, round " + std::to_string(round), x, dout.download()));
   }
 }
 
@@ -98,16 +104,7 @@ TEST_F(Descriptors, GluonKernelThroughHostDescriptorsWithLayouts) {
   Stream s;
   fn({.grid = {cdiv(M, 64), cdiv(N, 64)}, .stream = s.get()}, in, out, 2.0);
   s.sync();
-  const auto got = dout.download();
-  Mismatches bad("gluon_tma_scale");
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    const double want = from_fp16(x[i]) * 2.0;  // exact in fp16
-    if (!(from_fp16(got[i]) == want)) bad.add(i, from_fp16(got[i]), want);
-  }
-  for (std::size_t i = x.size(); i < got.size(); ++i) {
-    if (!is_poison(got[i])) bad.add_unpoisoned(i);
-  }
-  EXPECT_TRUE(bad.result());
+  EXPECT_TRUE(doubled("gluon_tma_scale", x, dout.download()));
 }
 
 // Triton's persistent-matmul tutorial's way: an autotuned persistent kernel whose descriptors
