@@ -8,6 +8,9 @@
 
 namespace tritonrt {
 
+/// The most parameters a kernel may have (JitFunction::get refuses one with more).
+inline constexpr std::size_t kMaxParams = 256;
+
 /// The static description of one kernel parameter, read from the Python signature.
 struct ParamInfo {
   std::string name{};

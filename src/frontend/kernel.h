@@ -14,8 +14,6 @@
 
 namespace tritonrt::frontend {
 
-inline constexpr std::size_t kMaxParams = 256;
-
 /// Triton's launch options that tritonrt passes, in the order of TRITONRT_COMPILE_OPTIONS.
 inline constexpr const char* kOptionNames[] = {
 #define TRITONRT_OPTION_NAME(type, name) #name,
@@ -95,7 +93,7 @@ struct Binding {
   std::span<const Arg> args;
   CompileOptions options;
   CallDescriptors descriptors;  ///< behind the call's tensor-descriptor arguments
-  std::string why;  ///< when Triton's path takes the call: the reason to log ("": none, Triton raises)
+  std::string why;              ///< when Triton's path takes the call: the reason to log ("": none, Triton raises)
 };
 
 enum class Bound { ok, to_triton, raised };

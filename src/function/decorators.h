@@ -29,8 +29,6 @@
 
 namespace tritonrt::detail {
 
-inline constexpr std::size_t kMaxParams = 256;
-
 /// One memoized heuristic value: each input it read with what it found, and its value.
 struct MemoEntry {
   struct Read {

@@ -60,9 +60,9 @@ JitFunction::JitFunction(std::string_view source, std::string_view name) : impl_
   for (const auto& layer : impl_->kernel.layers) heuristics += layer.heuristic_names.size();
   impl_->cpp_heuristics.resize(heuristics);
   if (!impl_->kernel.layers.empty()) impl_->host_decorators = std::make_unique<detail::DecoratorState>(impl_->kernel);
-  if (signature_.params.size() > detail::kMaxParams) {
+  if (signature_.params.size() > kMaxParams) {
     detail::raise<ArgumentError>({signature_.name}, "has {} parameters; tritonrt supports up to {}",
-                                 signature_.params.size(), detail::kMaxParams);
+                                 signature_.params.size(), kMaxParams);
   }
 }
 
@@ -97,10 +97,10 @@ Specialization JitFunction::specialize_packed(std::span<const Arg> given) const 
 
 Specialization JitFunction::Impl::specialize(const KernelSignature& sig, std::span<const Arg> args) const {
   const auto& rules = *triton_rules;
-  std::array<Arg, detail::kMaxParams> bound;
+  std::array<Arg, kMaxParams> bound;
   detail::bind_arguments(sig, kernel.defaults, args, bound.data());
   const detail::HotRules hot(rules);
-  std::array<detail::ParamCode, detail::kMaxParams> codes;
+  std::array<detail::ParamCode, kMaxParams> codes;
   for (std::size_t i = 0; i < sig.params.size(); ++i) {
     codes[i] = detail::specialize_argument(rules, hot, kernel.param_rules[i], bound[i], sig, i);
   }
@@ -186,7 +186,7 @@ void JitFunction::set_heuristic(std::string_view name, std::function<Arg(const B
 
 std::shared_ptr<const Artifact> JitFunction::Impl::compile(const KernelSignature& sig, const Target& target,
                                                            const CompileOptions& options, std::span<const Arg> args) {
-  std::array<Arg, detail::kMaxParams> bound;
+  std::array<Arg, kMaxParams> bound;
   detail::bind_arguments(sig, kernel.defaults, args, bound.data());
   const std::span<const Arg> all(bound.data(), sig.params.size());
   return compile_specialized(target, options, all, specialize(sig, all));
