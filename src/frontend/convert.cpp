@@ -104,7 +104,8 @@ const char* gluon_layout(PyObject* object, std::size_t rank, NvmmaSharedLayout& 
     Ref value(PyObject_GetAttrString(layout.get(), int_names[i]));
     ints[i] = value ? PyLong_AsLong(value.get()) : -1;
     Ref flag(PyObject_GetAttrString(layout.get(), truth_names[i]));
-    truths[i] = flag ? PyObject_IsTrue(flag.get()) : (i == 2 ? 0 : -1);  // cga_layout: absent before 3.6
+    if (!flag && i == 2) PyErr_Clear();  // cga_layout: a Gluon without it has no CGA layouts
+    truths[i] = flag ? PyObject_IsTrue(flag.get()) : (i == 2 ? 0 : -1);
     if (PyErr_Occurred()) {
       PyErr_Clear();
       return "a Gluon tensor descriptor whose layout tritonrt cannot read";
