@@ -198,7 +198,7 @@ void Autotune::apply(std::size_t config, Resolution& r) const {
 }
 
 void Autotune::config_hook(std::size_t config, Resolution& r) const {
-  if (r.cpp_config_hook != nullptr && *r.cpp_config_hook) {
+  if (r.has_cpp_config_hook()) {
     BlockShapes shapes(kernel_.signature);
     (*r.cpp_config_hook)(BoundArgs(kernel_.signature, r.bound()), shapes);
     r.reshape_descriptors(shapes.changes());
@@ -291,8 +291,7 @@ void Autotune::time_candidates(const std::vector<std::size_t>& candidates, Resol
         // The block shapes a config's hook sets were read back when the trial was made (its
         // kernel depends on them); a Python one runs again before each launch for whatever
         // else it does.
-        const bool cpp_hook = r.cpp_config_hook != nullptr && *r.cpp_config_hook;
-        if (config.pre_hook && !cpp_hook)
+        if (config.pre_hook && !r.has_cpp_config_hook())
           run_hook("config", trial->resolution(), static_cast<std::ptrdiff_t>(c), false);
         if (tuner.user_pre_hook) {
           run_hook("pre_hook", trial->resolution(), -1, false);

@@ -115,6 +115,8 @@ struct Resolution {
     if (!strings) strings.emplace();
     return *strings;
   }
+  /// Whether a C++ config hook runs in place of the configs' Python pre_hooks.
+  bool has_cpp_config_hook() const { return cpp_config_hook != nullptr && *cpp_config_hook; }
   /// Whether the call passes a tensor descriptor (a hook may set its block shape).
   bool has_descriptors() const {
     return std::any_of(args, args + count, [](const Arg& a) { return a.kind == ArgKind::descriptor; });
