@@ -3,12 +3,16 @@
 // rest (Triton's specialization rules, the cache key, the kernel parameters) in compiled code.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <span>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
+#include <utility>
 
 #include "tritonrt/dtype.h"
 
@@ -28,6 +32,7 @@ enum class ArgKind : std::uint8_t {
   python_default,  ///< the parameter's own Python default object (omitted trailing argument)
   unset,           ///< no value yet: a parameter a decorator sets, before it has
   descriptor,      ///< a TMA tensor descriptor (tritonrt/tensor_descriptor.h); `object` points at it
+  tuple,           ///< a tuple (std::tuple, std::pair): `object` points at its `value.u` elements
 };
 
 /// What a pointer argument came from, for the Python code around a kernel (heuristics and
@@ -47,7 +52,8 @@ struct Arg {
   } value{};
   union {
     std::size_t size = 0;  ///< string length; a pointer's extent in bytes (0: unknown)
-    const void* object;    ///< a pointer from a tensor (source == tensor): the tensor; a descriptor
+    const void* object;    ///< a pointer from a tensor (source == tensor): the tensor; a descriptor;
+                           ///< a tuple's first element (an array of Args)
   };
   ArgKind kind = ArgKind::none;
   DType dtype = DType::u1;                ///< element type (pointer), fixed type (typed), or the dtype
@@ -56,6 +62,11 @@ struct Arg {
 
   /// How `value` holds the number: `stored` for a fixed-type scalar, else `kind`.
   constexpr ArgKind value_kind() const noexcept { return kind == ArgKind::typed ? stored : kind; }
+  /// A tuple's elements (empty for any other kind).
+  std::span<const Arg> elements() const noexcept {
+    if (kind != ArgKind::tuple) return {};
+    return {static_cast<const Arg*>(object), static_cast<std::size_t>(value.u)};
+  }
 };
 
 static_assert(sizeof(Arg) == 24, "an Arg is three words: packing a call stays cheap");
@@ -127,7 +138,8 @@ struct ArgTraits {
                 "tritonrt: this C++ type cannot be a kernel argument. Use an integer, float, "
                 "double, bool, a typed device pointer T*, tritonrt::DevicePtr, "
                 "tritonrt::scalar(...), tritonrt::TensorDescriptor, a string or DType (constexpr parameters), "
-                "std::nullopt/nullptr (None), or specialize tritonrt::ArgTraits for it.");
+                "std::nullopt/nullptr (None), a std::tuple or std::pair of these, or specialize "
+                "tritonrt::ArgTraits for it.");
 };
 
 template <>
@@ -242,12 +254,82 @@ inline void pack_arg(Arg& a, const T& v) {
   ArgTraits<std::decay_t<T>>::pack(a, v);
 }
 
-/// One packed value, built in place (so the defaults it overwrites cost nothing).
+/// One packed value, built in place (so the defaults it overwrites cost nothing). A tuple
+/// needs room for its elements: calls pack theirs with `PackedArgs`.
 template <class T>
 inline Arg make_arg(const T& v) {
   Arg a;
   pack_arg(a, v);
   return a;
 }
+
+/// A tuple argument over `elements`, which must outlive the calls it is passed to (for
+/// callers that pack arguments themselves; `PackedArgs` does it for std::tuple and std::pair).
+inline Arg tuple_arg(std::span<const Arg> elements) noexcept {
+  Arg a;
+  a.kind = ArgKind::tuple;
+  a.value.u = elements.size();
+  a.object = elements.data();
+  return a;
+}
+
+namespace detail {
+
+template <class T>
+struct IsTuple : std::false_type {};
+template <class... Ts>
+struct IsTuple<std::tuple<Ts...>> : std::true_type {};
+template <class A, class B>
+struct IsTuple<std::pair<A, B>> : std::true_type {};
+
+/// How many Args a value's tuple elements take, at every depth (0 for any other value).
+template <class T>
+struct NestedArgs : std::integral_constant<std::size_t, 0> {};
+template <class... Ts>
+struct NestedArgs<std::tuple<Ts...>>
+    : std::integral_constant<std::size_t, (sizeof...(Ts) + ... + NestedArgs<std::remove_cvref_t<Ts>>::value)> {};
+template <class A, class B>
+struct NestedArgs<std::pair<A, B>>
+    : std::integral_constant<std::size_t, 2 + NestedArgs<std::remove_cvref_t<A>>::value +
+                                              NestedArgs<std::remove_cvref_t<B>>::value> {};
+
+/// Packs `v`; a tuple's elements go to `*cursor` onward (its nested tuples' after them).
+template <class T>
+Arg make_nested_arg(const T& v, Arg*& cursor) {
+  if constexpr (IsTuple<std::remove_cvref_t<T>>::value) {
+    constexpr std::size_t n = std::tuple_size_v<std::remove_cvref_t<T>>;
+    Arg* elements = cursor;
+    cursor += n;
+    std::apply(
+        [&](const auto&... e) {
+          std::size_t i = 0;
+          ((elements[i++] = make_nested_arg(e, cursor)), ...);
+        },
+        v);
+    return tuple_arg(std::span<const Arg>(elements, n));
+  } else {
+    return make_arg(v);
+  }
+}
+
+}  // namespace detail
+
+/// A call's arguments packed, with room for the elements of its tuples: what the call
+/// templates of JitFunction pass to its `*_packed` functions. Neither copied nor moved (tuple
+/// arguments point into it).
+template <class... Args>
+class PackedArgs {
+  static constexpr std::size_t kNested = (detail::NestedArgs<std::decay_t<Args>>::value + ... + 0);
+  std::array<Arg, kNested> nested_;  // first: the arguments below point into it
+  Arg* cursor_ = nested_.data();
+  std::array<Arg, sizeof...(Args)> args_;
+
+ public:
+  explicit PackedArgs(const Args&... args) : args_{detail::make_nested_arg(args, cursor_)...} {}
+  PackedArgs(const PackedArgs&) = delete;
+  PackedArgs& operator=(const PackedArgs&) = delete;
+  std::span<const Arg> span() const noexcept { return args_; }
+  operator std::span<const Arg>() const noexcept { return args_; }
+};
 
 }  // namespace tritonrt

@@ -53,9 +53,13 @@ struct ParamSpec {
   /// 16), or the integer 1 (an annotated integer equal to 1, which stays a runtime value).
   enum class Key : std::uint8_t { none, plain, divisible, one };
 
-  std::string type;     ///< "i32", "*fp16", "*kfp32" (const), "constexpr", ...
-  Key key = Key::none;  ///< runtime parameters only
-  std::string value;    ///< constexpr parameters only: the value as Python's repr()
+  std::string type;                 ///< "i32", "*fp16", "*kfp32" (const), "constexpr", ...; a tuple's
+                                    ///< as Python prints its tuple of types: "('*fp16', ('constexpr', 'i32'))"
+  Key key = Key::none;              ///< runtime parameters only
+  std::string value;                ///< constexpr parameters only: the value as Python's repr()
+  std::vector<ParamSpec> elements;  ///< a tuple argument: its elements' entries
+
+  bool is_tuple() const noexcept { return type.starts_with('('); }
 };
 
 /// The specialization of one call: one entry per kernel parameter, in order.

@@ -72,14 +72,14 @@ class JitFunction {
   /// The specialization Triton's JIT would build for these argument values.
   template <class... Args>
   Specialization specialize(const Args&... args) const {
-    const std::array<Arg, sizeof...(Args)> packed{make_arg(args)...};
+    const PackedArgs<Args...> packed(args...);
     return specialize_packed(packed);
   }
 
   /// Compiles (or finds in the cache) the kernel for these argument values.
   template <class... Args>
   std::shared_ptr<const Artifact> compile(const Target& target, const CompileOptions& options, const Args&... args) {
-    const std::array<Arg, sizeof...(Args)> packed{make_arg(args)...};
+    const PackedArgs<Args...> packed(args...);
     return compile_packed(target, options, packed);
   }
 
@@ -88,7 +88,7 @@ class JitFunction {
   /// A cache hit allocates nothing, formats no string, takes no lock and calls no Python.
   template <class... Args>
   void operator()(const LaunchConfig& config, const Args&... args) {
-    const std::array<Arg, sizeof...(Args)> packed{make_arg(args)...};
+    const PackedArgs<Args...> packed(args...);
     launch_packed(config, packed);
   }
 
@@ -96,7 +96,7 @@ class JitFunction {
   /// loading it if needed), e.g. to inspect its metadata.
   template <class... Args>
   std::shared_ptr<const Artifact> artifact_for(const LaunchConfig& config, const Args&... args) {
-    const std::array<Arg, sizeof...(Args)> packed{make_arg(args)...};
+    const PackedArgs<Args...> packed(args...);
     return artifact_for_packed(config, packed);
   }
 
@@ -105,7 +105,7 @@ class JitFunction {
   template <class... Args>
   std::vector<ConfigArtifact> compile_configs(const Target& target, const CompileOptions& options,
                                               const Args&... args) {
-    const std::array<Arg, sizeof...(Args)> packed{make_arg(args)...};
+    const PackedArgs<Args...> packed(args...);
     return compile_configs_packed(target, options, packed);
   }
 

@@ -160,6 +160,9 @@ void check_launch_arg(TensorChecks& checks, const JitFunction& fn, std::size_t i
     checks.required(arg, param_name(fn, index));
   } else if constexpr (std::is_same_v<T, std::optional<at::Tensor>>) {
     checks.optional(arg, param_name(fn, index));
+  } else if constexpr (tritonrt::detail::IsTuple<T>::value) {
+    // The tensors of a tuple are checked as the parameter's own.
+    std::apply([&](const auto&... e) { (check_launch_arg(checks, fn, index, e), ...); }, arg);
   }
 }
 
@@ -190,7 +193,7 @@ TensorChecks check_launch_args(const JitFunction& fn, const Args&... args) {
 template <class... Args>
 void launch(JitFunction& fn, LaunchConfig config, const Args&... args) {
   const auto checks = detail::check_launch_args(fn, args...);
-  const std::array<Arg, sizeof...(Args)> packed{make_arg(args)...};
+  const PackedArgs<Args...> packed(args...);
   detail::launch_on_device(fn, config, checks.device(), packed);
 }
 
@@ -200,7 +203,7 @@ void launch(JitFunction& fn, LaunchConfig config, const Args&... args) {
 template <class... Args>
 void launch(const DeviceScope& scope, JitFunction& fn, LaunchConfig config, const Args&... args) {
   const auto checks = detail::check_launch_args(fn, args...);
-  const std::array<Arg, sizeof...(Args)> packed{make_arg(args)...};
+  const PackedArgs<Args...> packed(args...);
   detail::launch_in_scope(fn, config, scope, checks.device(), packed);
 }
 

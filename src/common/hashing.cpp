@@ -19,6 +19,8 @@ bool same_constexpr(const Arg& a, const Arg& b) noexcept {
       return a.dtype == b.dtype;
     case ArgKind::descriptor:
       return same_descriptor_key(a, b);
+    case ArgKind::tuple:
+      return std::ranges::equal(a.elements(), b.elements(), same_constexpr);
     default:
       return a.value.u == b.value.u;
   }
@@ -47,6 +49,11 @@ std::uint64_t constexpr_bits(const Arg& a) noexcept {
   if (a.kind == ArgKind::string) {
     std::uint64_t h = kHashSeed;
     for (std::size_t i = 0; i < a.size; ++i) h = hash_mix(h, static_cast<unsigned char>(a.value.s[i]));
+    return h;
+  }
+  if (a.kind == ArgKind::tuple) {
+    std::uint64_t h = hash_mix(kHashSeed, a.value.u);
+    for (const Arg& e : a.elements()) h = hash_constexpr(h, e);
     return h;
   }
   if (a.kind == ArgKind::dtype) return static_cast<std::uint64_t>(a.dtype);

@@ -14,13 +14,14 @@ namespace tritonrt::detail {
 inline constexpr std::uint64_t kHashSeed = 0xcbf29ce484222325ULL;
 inline std::uint64_t hash_mix(std::uint64_t h, std::uint64_t v) noexcept { return (h ^ v) * 0x100000001b3ULL; }
 
-/// Whether two constexpr arguments are the same value (strings by content; descriptors by
-/// what their type holds).
+/// Whether two constexpr arguments are the same value (strings by content, tuples by their
+/// elements; descriptors by what their type holds).
 bool same_constexpr(const Arg& a, const Arg& b) noexcept;
 /// Whether two tensor descriptors have the same element type and block shape: the part of
 /// the call's key their type code does not hold.
 bool same_descriptor_key(const Arg& a, const Arg& b) noexcept;
-/// The value bits of a constexpr argument (strings by content; a descriptor's block shape).
+/// The value bits of a constexpr argument (strings by content, tuples by their elements; a
+/// descriptor's block shape).
 std::uint64_t constexpr_bits(const Arg& a) noexcept;
 
 /// Folds a constexpr argument's kind and value into `h`.

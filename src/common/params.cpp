@@ -60,6 +60,7 @@ void* rare_param_bytes(std::uint64_t& slot, std::uint8_t code, const Arg& a) {
   // A descriptor stands for several kernel parameters, which depend on how the kernel was
   // compiled: the launch expands it (launch/launcher.cpp), reading the descriptor from here.
   if (TypeCode::is_descriptor(code)) return const_cast<void*>(a.object);
+  if (code == TypeCode::kTuple) return nullptr;  // its elements are packed one by one (specialize_tuple)
   // Addresses and integers (range-checked by the specializer) are read in place: the low
   // bytes of the argument's 8 (little-endian) are the value at any width.
   if (TypeCode::is_pointer(code) || !is_floating(TypeCode::dtype(code))) {

@@ -90,6 +90,36 @@ ParamCode specialize_fixed(const SpecializationRules& rules, const ParamRule& p,
   return {code, int_key(rules, p, v)};
 }
 
+// "[1][0]": where an element sits in its parameter's tuple, for messages.
+std::string element_path(std::span<const std::size_t> path) {
+  std::string out;
+  for (const std::size_t i : path) out += "[" + std::to_string(i) + "]";
+  return out;
+}
+
+// Where an element sits in its parameter's tuples; of fixed depth, so that specializing a
+// tuple allocates nothing.
+struct ElementPath {
+  static constexpr std::size_t kMaxDepth = 32;
+  std::size_t at[kMaxDepth];
+  std::size_t depth = 0;
+  std::span<const std::size_t> span() const { return {at, depth}; }
+};
+
+[[noreturn]] void refuse_element(const KernelSignature& sig, std::size_t index, std::span<const std::size_t> path,
+                                 std::string_view why) {
+  raise<ArgumentError>(param_site(sig, index), "tuple element {}: {}", element_path(path), why);
+}
+
+// Enters element `i` of the current tuple.
+void enter(ElementPath& path, std::size_t i, const KernelSignature& sig, std::size_t index) {
+  if (path.depth == ElementPath::kMaxDepth) {
+    raise<ArgumentError>(param_site(sig, index), "its tuples nest deeper than {} levels, tritonrt's limit",
+                         ElementPath::kMaxDepth);
+  }
+  path.at[path.depth++] = i;
+}
+
 }  // namespace
 
 ParamRule ParamRule::make(bool is_constexpr, bool is_const, bool specialize, bool align,
@@ -195,6 +225,8 @@ std::string describe(const Arg& a) {
       return "no value";
     case ArgKind::descriptor:
       return "a tensor descriptor (" + descriptor_type(a, nullptr) + ")";
+    case ArgKind::tuple:
+      return "a tuple of " + std::to_string(a.value.u);
   }
   return "an unknown value";
 }
@@ -219,6 +251,29 @@ void bind_arguments(const KernelSignature& sig, std::span<const std::optional<Ar
 
 ParamCode specialize_rare_argument(const SpecializationRules& rules, const ParamRule& p, const Arg& a,
                                    const KernelSignature& sig, std::size_t index) {
+  if (p.is_constexpr && a.kind == ArgKind::tuple) {
+    // A constexpr tuple is part of the key by value: only values a key can hold.
+    ElementPath path;
+    const auto check = [&](const auto& self, const Arg& t) -> void {
+      const auto elements = t.elements();
+      for (std::size_t i = 0; i < elements.size(); ++i) {
+        enter(path, i, sig, index);
+        const ArgKind k = elements[i].kind;
+        if (k == ArgKind::tuple) {
+          self(self, elements[i]);
+        } else if (k == ArgKind::pointer || k == ArgKind::descriptor || k == ArgKind::typed || k == ArgKind::unset ||
+                   k == ArgKind::python_default) {
+          refuse_element(sig, index, path.span(),
+                         "is tl.constexpr: a tuple passed to it holds bools, integers, floats, strings, dtypes, None "
+                         "and tuples of them, got " +
+                             describe(elements[i]));
+        }
+        --path.depth;
+      }
+    };
+    check(check, a);
+    return {TypeCode::kConstexpr, Key::none};
+  }
   if (p.is_constexpr) {
     if (a.kind == ArgKind::pointer || a.kind == ArgKind::descriptor)
       fail(sig, index, "is tl.constexpr: expected a bool, integer, float, string, dtype or None, got " + describe(a));
@@ -233,6 +288,10 @@ ParamCode specialize_rare_argument(const SpecializationRules& rules, const Param
     fail(sig, index,
          "its Python default (" + sig.params[index].default_repr +
              ") is not a value tritonrt can pass at run time; pass the argument explicitly");
+  }
+  if (a.kind == ArgKind::tuple) {
+    if (p.annotated) fail(sig, index, "is annotated " + type_name(rules, *p.annotated) + ": got " + describe(a));
+    return {TypeCode::kTuple, Key::none};  // its elements: specialize_tuple
   }
   if (a.kind == ArgKind::descriptor) {
     // Triton types a descriptor by its element type and block shape, and keys it with None.
@@ -266,6 +325,135 @@ ParamCode specialize_rare_argument(const SpecializationRules& rules, const Param
 }
 
 namespace {
+
+// Triton's binder specializes a tuple's elements as arguments of a plain parameter.
+const ParamRule kTupleElementRule = ParamRule::make(false, false, true, true, std::nullopt);
+
+// One element's code (not a tuple's), with the checks Triton's binder makes of it.
+ParamCode element_code(const SpecializationRules& rules, const HotRules& hot, const Arg& e, const KernelSignature& sig,
+                       std::size_t index, const ElementPath& path, void** param, std::uint64_t* slot) {
+  const auto refuse = [&](std::string_view why) { refuse_element(sig, index, path.span(), why); };
+  switch (e.kind) {
+    case ArgKind::string:
+    case ArgKind::dtype:
+      refuse_element(sig, index, path.span(),
+                     "only tl.constexpr parameters take " +
+                         std::string(e.kind == ArgKind::string ? "strings" : "dtypes") + ", not a tuple's elements");
+    case ArgKind::descriptor:
+      refuse_element(sig, index, path.span(),
+                     "tritonrt does not take tensor descriptors inside tuples yet; pass the descriptor as a "
+                     "parameter of its own");
+    case ArgKind::python_default:
+    case ArgKind::unset:
+      refuse_element(sig, index, path.span(), "got " + describe(e));
+    default:
+      break;
+  }
+  ParamCode code;
+  try {
+    code = param != nullptr ? specialize_argument<true>(rules, hot, kTupleElementRule, e, sig, index, param, slot)
+                            : specialize_argument<false>(rules, hot, kTupleElementRule, e, sig, index);
+  } catch (const ArgumentError& error) {
+    // The parameter's message, said of the element.
+    std::string_view what = error.what();
+    const std::string prefix = error_message(param_site(sig, index), "");
+    if (what.starts_with(prefix)) what.remove_prefix(prefix.size());
+    refuse(what);
+  }
+  // The constexpr elements a tuple can have, keyed by value as Triton keys them.
+  if (code.type == TypeCode::kConstexpr) code.key = e.kind == ArgKind::none ? Key::none : Key::one;
+  return code;
+}
+
+void tuple_codes(const SpecializationRules& rules, const HotRules& hot, const Arg& tuple, const KernelSignature& sig,
+                 std::size_t index, ElementPath& path, TupleSink& sink) {
+  const auto push = [&](ParamCode code) {
+    if (sink.code_count == sink.code_capacity) {
+      raise<ArgumentError>(param_site(sig, index), "its tuple has more than {} elements and levels, tritonrt's limit",
+                           sink.code_capacity);
+    }
+    sink.codes[sink.code_count++] = code;
+  };
+  push({TypeCode::kTuple, Key::none});
+  const auto elements = tuple.elements();
+  for (std::size_t i = 0; i < elements.size(); ++i) {
+    enter(path, i, sig, index);
+    const Arg& e = elements[i];
+    if (e.kind == ArgKind::tuple) {
+      tuple_codes(rules, hot, e, sig, index, path, sink);
+    } else if (sink.params == nullptr) {
+      push(element_code(rules, hot, e, sig, index, path, nullptr, nullptr));
+    } else {
+      if (sink.param_count == sink.param_capacity) {
+        raise<ArgumentError>(param_site(sig, index), "the call passes more than {} runtime values, tritonrt's limit",
+                             sink.param_capacity);
+      }
+      void* param = nullptr;
+      const ParamCode code = element_code(rules, hot, e, sig, index, path, &param, &sink.slots[sink.slot_count]);
+      push(code);
+      if (code.type != TypeCode::kConstexpr) {
+        if (param == &sink.slots[sink.slot_count]) ++sink.slot_count;
+        sink.params[sink.param_count++] = param;
+      }
+    }
+    --path.depth;
+  }
+  push({TypeCode::kTupleEnd, Key::none});
+}
+
+std::string key_repr(const ParamSpec& p) {
+  if (p.type == "constexpr") return p.value;
+  switch (p.key) {
+    case Key::none:
+      return "None";
+    case Key::plain:
+      return "''";
+    case Key::divisible:
+      return "'D'";
+    case Key::one:
+      return "1";
+  }
+  return "None";
+}
+
+// The keys of a tuple's entry, as Python prints the tuple of them.
+std::string tuple_keys(const ParamSpec& tuple) {
+  std::string out = "(";
+  for (std::size_t i = 0; i < tuple.elements.size(); ++i) {
+    const ParamSpec& e = tuple.elements[i];
+    if (i) out += ", ";
+    out += e.is_tuple() ? tuple_keys(e) : key_repr(e);
+  }
+  return out + (tuple.elements.size() == 1 ? ",)" : ")");
+}
+
+ParamSpec tuple_entry(const SpecializationRules& rules, const HotRules& hot, const Arg& tuple,
+                      const KernelSignature& sig, std::size_t index, ElementPath& path) {
+  ParamSpec out;
+  out.type = "(";
+  const auto elements = tuple.elements();
+  for (std::size_t i = 0; i < elements.size(); ++i) {
+    enter(path, i, sig, index);
+    const Arg& e = elements[i];
+    ParamSpec p;
+    if (e.kind == ArgKind::tuple) {
+      p = tuple_entry(rules, hot, e, sig, index, path);
+    } else {
+      const ParamCode code = element_code(rules, hot, e, sig, index, path, nullptr, nullptr);
+      p.type = type_name(rules, code.type);
+      p.key = code.key;
+      if (code.type == TypeCode::kConstexpr) {
+        p.key = Key::none;
+        p.value = e.kind == ArgKind::none ? "None" : "1";
+      }
+    }
+    out.type += (i ? ", " : "") + (p.is_tuple() ? p.type : "'" + p.type + "'");
+    out.elements.push_back(std::move(p));
+    --path.depth;
+  }
+  out.type += elements.size() == 1 ? ",)" : ")";
+  return out;
+}
 
 // Python's repr() of a float: shortest round-trip digits, exponent form outside 1e-4..1e16.
 std::string float_repr(double v) {
@@ -324,6 +512,18 @@ std::string string_repr(std::string_view s) {
 
 }  // namespace
 
+void specialize_tuple(const SpecializationRules& rules, const Arg& tuple, const KernelSignature& sig, std::size_t index,
+                      TupleSink& sink) {
+  ElementPath path;
+  tuple_codes(rules, HotRules(rules), tuple, sig, index, path, sink);
+}
+
+ParamSpec tuple_spec(const SpecializationRules& rules, const Arg& tuple, const KernelSignature& sig,
+                     std::size_t index) {
+  ElementPath path;
+  return tuple_entry(rules, HotRules(rules), tuple, sig, index, path);
+}
+
 std::string dtype_text(DType type, ArgSource source) {
   if (source == ArgSource::tensor && !torch_name(type).empty()) return "torch." + std::string(torch_name(type));
   return std::string(to_string(type));
@@ -347,6 +547,12 @@ std::string python_repr(const Arg& a, const ParamInfo& param) {
       return "triton.language." + std::string(language_name(a.dtype));
     case ArgKind::python_default:
       return param.default_repr;
+    case ArgKind::tuple: {
+      const auto elements = a.elements();
+      std::string out = "(";
+      for (std::size_t i = 0; i < elements.size(); ++i) out += (i ? ", " : "") + python_repr(elements[i], param);
+      return out + (elements.size() == 1 ? ",)" : ")");
+    }
     default:
       return describe(a);
   }
@@ -361,26 +567,8 @@ std::string Specialization::repr() const {
   for (std::size_t i = 0; i < params.size(); ++i) {
     const auto& p = params[i];
     if (i) out += ", ";
-    out += "('" + p.type + "', ";
-    if (p.type == "constexpr") {
-      out += p.value;
-    } else {
-      switch (p.key) {
-        case ParamSpec::Key::none:
-          out += "None";
-          break;
-        case ParamSpec::Key::plain:
-          out += "''";
-          break;
-        case ParamSpec::Key::divisible:
-          out += "'D'";
-          break;
-        case ParamSpec::Key::one:
-          out += "1";
-          break;
-      }
-    }
-    out += ")";
+    out += p.is_tuple() ? "(" + p.type + ", " + detail::tuple_keys(p) + ")"
+                        : "('" + p.type + "', " + detail::key_repr(p) + ")";
   }
   return out + "]";
 }

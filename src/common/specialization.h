@@ -52,7 +52,12 @@ struct TypeCode {
   static constexpr std::uint8_t kPointer = 64;
   static constexpr std::uint8_t kConstPointer = 128;
   static constexpr std::uint8_t kDescriptor = 192;
+  /// A tuple argument: its own code says only that; its elements' codes follow it in the
+  /// call's tuple codes (see specialize_tuple), closed by kTupleEnd.
+  static constexpr std::uint8_t kTupleEnd = 254;
+  static constexpr std::uint8_t kTuple = 255;
   static_assert(kDTypeCount < 63, "each range of codes holds one code per DType");
+  static_assert(kDescriptor + kDTypeCount <= kTupleEnd, "descriptor codes stay below the tuple codes");
 
   static constexpr std::uint8_t scalar(DType t) { return kScalar + static_cast<std::uint8_t>(t); }
   static constexpr std::uint8_t pointer(DType t, bool is_const) {
@@ -60,7 +65,7 @@ struct TypeCode {
   }
   static constexpr std::uint8_t descriptor(DType t) { return kDescriptor + static_cast<std::uint8_t>(t); }
   static constexpr bool is_pointer(std::uint8_t c) { return c >= kPointer && c < kDescriptor; }
-  static constexpr bool is_descriptor(std::uint8_t c) { return c >= kDescriptor; }
+  static constexpr bool is_descriptor(std::uint8_t c) { return c >= kDescriptor && c < kTupleEnd; }
   static constexpr DType dtype(std::uint8_t c) {
     return static_cast<DType>(c >= kDescriptor     ? c - kDescriptor
                               : c >= kConstPointer ? c - kConstPointer
@@ -124,6 +129,32 @@ void bind_arguments(const KernelSignature& signature, std::span<const std::optio
 /// and parameter.
 ParamCode specialize_rare_argument(const SpecializationRules& rules, const ParamRule& param, const Arg& arg,
                                    const KernelSignature& signature, std::size_t index);
+
+/// Where specialize_tuple writes a tuple's codes and, when `params` is set, its runtime
+/// elements (as the driver reads them) and converted floats.
+struct TupleSink {
+  ParamCode* codes = nullptr;
+  std::size_t code_count = 0;
+  std::size_t code_capacity = 0;
+  void** params = nullptr;  ///< nullptr: specialize only
+  std::size_t param_count = 0;
+  std::size_t param_capacity = 0;
+  std::uint64_t* slots = nullptr;
+  std::size_t slot_count = 0;  ///< slots hold up to param_capacity values
+};
+
+/// Specializes a tuple argument as Triton's binder does: each element as the argument of a
+/// plain parameter (a parameter's do_not_specialize reaches none of its tuples' elements), a
+/// tuple element in turn. Appends kTuple, the elements' codes depth first, then kTupleEnd.
+/// Only None and the integer 1 specialize to constexpr elements, and their codes key them
+/// (Key::none, Key::one), so the codes alone are the tuple's part of the call's key. Throws
+/// ArgumentError naming the parameter and the element.
+void specialize_tuple(const SpecializationRules& rules, const Arg& tuple, const KernelSignature& signature,
+                      std::size_t index, TupleSink& sink);
+/// The entry of Triton's specialization list for a tuple argument: `type` its tuple of types
+/// as Python prints it, `elements` each element's entry.
+ParamSpec tuple_spec(const SpecializationRules& rules, const Arg& tuple, const KernelSignature& signature,
+                     std::size_t index);
 
 /// The numbers of the rules that every argument reads. Callers keep a local copy: held in
 /// registers, they are not reloaded after each store of a code or parameter byte.
@@ -201,7 +232,8 @@ template <bool Pack = false>
       return {TypeCode::kConstexpr, ParamSpec::Key::none};
     }
   } else if (p.route == ParamRule::Route::constexpr_value) {
-    if (a.kind != ArgKind::pointer && a.kind != ArgKind::typed && a.kind != ArgKind::descriptor) [[likely]] {
+    if (a.kind != ArgKind::pointer && a.kind != ArgKind::typed && a.kind != ArgKind::descriptor &&
+        a.kind != ArgKind::tuple) [[likely]] {
       return {TypeCode::kConstexpr, ParamSpec::Key::none};
     }
   }

@@ -92,6 +92,8 @@ struct PythonArg {
   std::size_t param;
   const Arg* value;
   const TensorShape* shape;  ///< a tensor's shape, when it has one
+  /// A tuple's: its elements' shapes, depth first (dims -1 where there is none).
+  const TensorShape* element_shapes = nullptr;
 };
 
 /// Tensor descriptors' block shapes as an autotune hook left them, (parameter, block shape):
@@ -99,11 +101,11 @@ struct PythonArg {
 /// let each config's pre_hook set the one it loads (`nargs["a_desc"].block_shape = [BM, BK]`).
 using BlockShapeChanges = std::vector<std::pair<std::size_t, std::vector<std::int64_t>>>;  // as BlockShapes::Changes
 
-/// One parameter of a compile request: its specialization and, for constexprs, the value.
+/// One parameter of a compile request: its specialization and the value (read for
+/// constexprs, and a tuple's constexpr elements).
 struct CompileParam {
-  std::string type;
-  ParamSpec::Key key = ParamSpec::Key::none;
-  Arg value;  ///< constexpr parameters only
+  const ParamSpec* spec = nullptr;
+  Arg value;
 };
 
 /// Triton's files for one compiled kernel, as the module found them; unchecked.

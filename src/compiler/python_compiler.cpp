@@ -180,10 +180,40 @@ py::object constexpr_object(const Arg& a, const KernelDescription& kernel, std::
       return py::make_tuple("dtype", std::string(language_name(a.dtype)));
     case ArgKind::python_default:
       return py::make_tuple("default");
+    case ArgKind::tuple: {
+      const auto elements = a.elements();
+      py::tuple values(elements.size());
+      for (std::size_t i = 0; i < elements.size(); ++i) values[i] = constexpr_object(elements[i], kernel, index);
+      return py::make_tuple("tuple", values);
+    }
     default:
       raise<ArgumentError>(param_site(kernel.signature, index), "internal error: {} is not a constexpr value",
                            describe(a));
   }
+}
+
+// A parameter's (type, key) for the bridge's compile: a constexpr's value encoded as
+// constexpr_object encodes it; a tuple's types and keys as tuples of its elements'.
+py::tuple spec_entry(const ParamSpec& spec, const Arg& value, const KernelDescription& kernel, std::size_t index) {
+  if (!spec.is_tuple()) {
+    return py::make_tuple(spec.type,
+                          spec.type == "constexpr" ? constexpr_object(value, kernel, index) : key_object(spec.key));
+  }
+  const auto elements = value.elements();
+  py::tuple types(spec.elements.size()), keys(spec.elements.size());
+  for (std::size_t i = 0; i < spec.elements.size(); ++i) {
+    const py::tuple entry = spec_entry(spec.elements[i], elements[i], kernel, index);
+    types[i] = entry[0];
+    keys[i] = entry[1];
+  }
+  return py::make_tuple(types, keys);
+}
+
+// How many elements a tuple has at every depth.
+std::size_t tuple_elements(const Arg& tuple) {
+  std::size_t n = 0;
+  for (const Arg& e : tuple.elements()) n += 1 + (e.kind == ArgKind::tuple ? tuple_elements(e) : 0);
+  return n;
 }
 
 // A call's argument as the bridge's python_arguments (bridge/arguments.py) reads it: (name, kind, ...).
@@ -233,6 +263,18 @@ py::tuple python_arg(const KernelDescription& kernel, const PythonArg& p) {
       return py::make_tuple(name, "descriptor", py::int_(a.value.u), std::string(to_string(d.dtype())), ints(d.shape()),
                             ints(d.strides()), ints(d.block_shape()),
                             d.padding() == TensorDescriptor::Padding::nan ? "nan" : "zero");
+    }
+    case ArgKind::tuple: {
+      // Each element as an argument of its own, its shape (and a tuple's elements') in turn.
+      py::tuple elements(a.value.u);
+      const TensorShape* shape = p.element_shapes;
+      std::size_t i = 0;
+      for (const Arg& e : a.elements()) {
+        const TensorShape* own = shape++;
+        elements[i++] = python_arg(kernel, {p.param, &e, own->dims >= 0 ? own : nullptr, shape});
+        if (e.kind == ArgKind::tuple) shape += tuple_elements(e);
+      }
+      return py::make_tuple(name, "tuple", elements);
     }
     default:
       return py::make_tuple(name, "none", py::none());
@@ -347,11 +389,8 @@ CompiledFiles PythonCompiler::compile(const KernelDescription& kernel, const Tar
   CompiledFiles files;
   try {
     py::list spec;
-    for (std::size_t i = 0; i < params.size(); ++i) {
-      const auto& p = params[i];
-      spec.append(
-          py::make_tuple(p.type, p.type == "constexpr" ? constexpr_object(p.value, kernel, i) : key_object(p.key)));
-    }
+    for (std::size_t i = 0; i < params.size(); ++i)
+      spec.append(spec_entry(*params[i].spec, params[i].value, kernel, i));
     py::dict opts;
     for_each_option(options, [&](const char* name, const auto& value) {
       if (value) opts[name] = *value;

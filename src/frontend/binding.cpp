@@ -129,7 +129,7 @@ Bound bind_call(KernelObject* k, Call& c, Binding& b) {
     if (objects[i] != nullptr) {
       // A value a decorator sets: Triton's decorator overrides it or refuses the call.
       if (q.set_by_decorator) return Bound::to_triton;
-      if (const char* problem = to_arg(objects[i], b.slots[i], &b.descriptors)) {
+      if (const char* problem = to_arg(objects[i], b.slots[i], &b.storage)) {
         b.why = "parameter '" + utf8(q.name) + "' is " + problem;
         return Bound::to_triton;
       }

@@ -1,8 +1,9 @@
 // Python values as kernel arguments, the way Triton's binder types them: exact types checked
 // first (None, bool, int, float), tensors through torch's C++ API when the torch support
 // module is loaded, Triton's TensorDescriptor as a tritonrt::TensorDescriptor, anything with
-// data_ptr() and dtype as a pointer, dtypes and strings as constexprs. What is left (tuples,
-// subclasses of the exact types) goes to Triton's own path.
+// data_ptr() and dtype as a pointer, dtypes and strings as constexprs, tuples element by
+// element. What is left (lists, named tuples, subclasses of the exact types) goes to
+// Triton's own path.
 
 #include "frontend/frontend.h"
 
@@ -122,7 +123,7 @@ const char* gluon_layout(PyObject* object, std::size_t rank, NvmmaSharedLayout& 
 
 // Triton's TensorDescriptor (base, shape, strides, block_shape, padding), or Gluon's (and
 // its layout), kept in `kept`.
-const char* descriptor_arg(PyObject* object, bool gluon, Arg& arg, CallDescriptors& kept) {
+const char* descriptor_arg(PyObject* object, bool gluon, Arg& arg, CallStorage& kept) {
   State& s = state();
   Ref base(PyObject_GetAttr(object, s.s_base));
   if (!base) {
@@ -177,7 +178,7 @@ const char* descriptor_arg(PyObject* object, bool gluon, Arg& arg, CallDescripto
 
 }  // namespace
 
-const char* to_arg(PyObject* object, Arg& arg, CallDescriptors* descriptors) {
+const char* to_arg(PyObject* object, Arg& arg, CallStorage* storage) {
   State& s = state();
   arg = Arg{};
   if (object == Py_None) {
@@ -236,12 +237,26 @@ const char* to_arg(PyObject* object, Arg& arg, CallDescriptors* descriptors) {
     arg.dtype = *dtype;
     return nullptr;
   }
-  if (type == &PyTuple_Type || type == &PyList_Type) return "a tuple";
+  if (type == &PyTuple_Type) {
+    // Its elements as arguments of their own (Triton flattens the tuple at launch).
+    if (storage == nullptr) return "a tuple as a default";
+    const std::size_t n = static_cast<std::size_t>(PyTuple_GET_SIZE(object));
+    Arg* elements = storage->elements(n);
+    if (elements == nullptr) return "a tuple beyond the 64 elements a call passes from Python";
+    for (std::size_t i = 0; i < n; ++i) {
+      if (const char* problem = to_arg(PyTuple_GET_ITEM(object, static_cast<Py_ssize_t>(i)), elements[i], storage)) {
+        return problem;
+      }
+    }
+    arg = tuple_arg(std::span<const Arg>(elements, n));
+    return nullptr;
+  }
+  if (type == &PyList_Type) return "a list";
+  if (PyTuple_Check(object)) return "a named tuple (or another subclass of tuple)";
   for (PyObject* descriptor_type : {s.descriptor_type, s.gluon_descriptor_type}) {
     if (descriptor_type != nullptr && PyObject_TypeCheck(object, reinterpret_cast<PyTypeObject*>(descriptor_type))) {
-      return descriptors != nullptr
-                 ? descriptor_arg(object, descriptor_type == s.gluon_descriptor_type, arg, *descriptors)
-                 : "a tensor descriptor as a default";
+      return storage != nullptr ? descriptor_arg(object, descriptor_type == s.gluon_descriptor_type, arg, *storage)
+                                : "a tensor descriptor as a default";
     }
   }
   if (PyObject_HasAttr(object, s.s_data_ptr)) return pointer_arg(object, arg);

@@ -95,28 +95,38 @@ inline PyTypeObject blank_type() {
   return t;
 }
 
-/// The tensor descriptors of one call, made from Triton's TensorDescriptor objects: each Arg
-/// of a descriptor points at one of these, which live as long as the call.
-class CallDescriptors {
+/// What one call's arguments point at, living as long as the call: the tensor descriptors made
+/// from Triton's TensorDescriptor objects, and the elements of its tuples.
+class CallStorage {
  public:
-  static constexpr std::size_t kMax = 16;
-  /// A copy of `d` that lives as long as this; nullptr when all kMax are taken.
+  static constexpr std::size_t kMaxDescriptors = 16;
+  static constexpr std::size_t kMaxElements = 64;
+  /// A copy of `d` that lives as long as this; nullptr when all kMaxDescriptors are taken.
   const TensorDescriptor* add(const TensorDescriptor& d) {
-    if (count_ == kMax) return nullptr;
-    return std::construct_at(reinterpret_cast<TensorDescriptor*>(storage_) + count_++, d);
+    if (descriptor_count_ == kMaxDescriptors) return nullptr;
+    return std::construct_at(reinterpret_cast<TensorDescriptor*>(descriptors_) + descriptor_count_++, d);
+  }
+  /// Room for a tuple's `n` elements; nullptr when fewer than `n` of kMaxElements are left.
+  Arg* elements(std::size_t n) {
+    if (n > kMaxElements - element_count_) return nullptr;
+    Arg* out = reinterpret_cast<Arg*>(elements_) + element_count_;
+    element_count_ += n;
+    return out;
   }
 
  private:
-  // Raw storage: nothing is written for a call without descriptors (trivially destructible).
-  alignas(TensorDescriptor) std::byte storage_[sizeof(TensorDescriptor) * kMax];
-  std::size_t count_ = 0;
+  // Raw storage: nothing is written for a call that uses none (both trivially destructible).
+  alignas(TensorDescriptor) std::byte descriptors_[sizeof(TensorDescriptor) * kMaxDescriptors];
+  alignas(Arg) std::byte elements_[sizeof(Arg) * kMaxElements];
+  std::size_t descriptor_count_ = 0;
+  std::size_t element_count_ = 0;
 };
-static_assert(std::is_trivially_destructible_v<TensorDescriptor>);
+static_assert(std::is_trivially_destructible_v<TensorDescriptor> && std::is_trivially_copyable_v<Arg>);
 
 /// Why a value cannot be an Arg (tritonrt leaves the call to Triton), or nullptr when it is.
-/// No Python exception is left set either way. A TensorDescriptor is kept in `descriptors`
-/// (none may be: a default value).
-const char* to_arg(PyObject* object, Arg& arg, CallDescriptors* descriptors = nullptr);
+/// No Python exception is left set either way. A TensorDescriptor and a tuple's elements are
+/// kept in `storage` (a default value has none: then they cannot be passed).
+const char* to_arg(PyObject* object, Arg& arg, CallStorage* storage = nullptr);
 /// A constexpr value for grid(META) from what a decorator or default gave; a new reference.
 PyObject* from_arg(const Arg& arg, PyObject* python_default);
 

@@ -92,8 +92,8 @@ struct Binding {
   Arg* given = reinterpret_cast<Arg*>(given_storage);
   std::span<const Arg> args;
   CompileOptions options;
-  CallDescriptors descriptors;  ///< behind the call's tensor-descriptor arguments
-  std::string why;              ///< when Triton's path takes the call: the reason to log ("": none, Triton raises)
+  CallStorage storage;  ///< behind the call's tensor-descriptor and tuple arguments
+  std::string why;      ///< when Triton's path takes the call: the reason to log ("": none, Triton raises)
 };
 
 enum class Bound { ok, to_triton, raised };

@@ -152,6 +152,11 @@ std::size_t Autotune::choose(Resolution& r, TrialMaker& function) const {
                            "is a tensor descriptor, and its autotuner's key names it; Triton cannot key on one "
                            "either (a TensorDescriptor is unhashable)");
     }
+    if (r.args[k].kind == ArgKind::tuple) [[unlikely]] {
+      raise<ArgumentError>(param_site(kernel_.signature, k),
+                           "is a tuple, and its autotuner's key names it; tritonrt does not key tuning on tuples: key "
+                           "on the parameters its values come from");
+    }
     key_args[count++] = r.args[k];
   }
   for (std::size_t i = 0; i < r.passed_count; ++i) {

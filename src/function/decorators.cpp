@@ -80,13 +80,31 @@ void merge_options(CompileOptions& into, const CompileOptions& from, const Error
 #undef TRITONRT_MERGE_OPTION
 }
 
+namespace {
+
+// The shapes of a tuple's elements, depth first (a tuple element's own slot stays empty).
+void element_shapes(const Arg& tuple, std::vector<TensorShape>& shapes) {
+  for (const Arg& e : tuple.elements()) {
+    shapes.push_back(shape_of(e));
+    if (e.kind == ArgKind::tuple) element_shapes(e, shapes);
+  }
+}
+
+}  // namespace
+
 std::vector<PythonArg> python_args(const Resolution& r, std::vector<TensorShape>& shapes) {
   std::vector<PythonArg> out;
   shapes.assign(r.count, TensorShape{});
+  std::vector<std::size_t> first_element(r.count);
+  for (std::size_t i = 0; i < r.count; ++i) {
+    first_element[i] = shapes.size();
+    if (r.args[i].kind == ArgKind::tuple) element_shapes(r.args[i], shapes);
+  }
   for (std::size_t i = 0; i < r.count; ++i) {
     if (r.args[i].kind == ArgKind::unset) continue;
     shapes[i] = shape_of(r.args[i]);
-    out.push_back({i, &r.args[i], shapes[i].dims >= 0 ? &shapes[i] : nullptr});
+    out.push_back({i, &r.args[i], shapes[i].dims >= 0 ? &shapes[i] : nullptr,
+                   r.args[i].kind == ArgKind::tuple ? &shapes[first_element[i]] : nullptr});
   }
   return out;
 }

@@ -112,6 +112,10 @@ Specialization JitFunction::Impl::specialization_of(const KernelSignature& sig, 
   Specialization spec;
   spec.params.reserve(sig.params.size());
   for (std::size_t i = 0; i < sig.params.size(); ++i) {
+    if (codes[i].type == detail::TypeCode::kTuple) {
+      spec.params.push_back(detail::tuple_spec(*triton_rules, bound[i], sig, i));
+      continue;
+    }
     ParamSpec p;
     p.type = detail::TypeCode::is_descriptor(codes[i].type) ? detail::descriptor_type(bound[i], triton_rules)
                                                             : detail::type_name(*triton_rules, codes[i].type);
@@ -197,11 +201,7 @@ std::shared_ptr<const Artifact> JitFunction::Impl::compile_specialized(const Tar
                                                                        std::span<const Arg> bound,
                                                                        Specialization spec) {
   std::vector<detail::CompileParam> params(bound.size());
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    params[i].type = spec.params[i].type;
-    params[i].key = spec.params[i].key;
-    params[i].value = bound[i];
-  }
+  for (std::size_t i = 0; i < params.size(); ++i) params[i] = {&spec.params[i], bound[i]};
   const std::string key =
       detail::RecordKey::artifact(target.str(), detail::OptionsKey(options).text(), spec.repr()).text();
 

@@ -2,6 +2,7 @@
 // compile path (jit_function.cpp) and the launch path (launch.cpp).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstring>
@@ -51,8 +52,18 @@ struct CallFrame {
   std::span<const Arg> args;  ///< the call's arguments, defaults applied
   std::uint64_t hash;
   ContextKernels* context;
+  // A call with tuples: their elements' codes (specialize_tuple), and their converted
+  // floats, by the runtime position of the element.
+  static constexpr std::size_t kMaxTupleCodes = 2 * kMaxParams;
+  ParamCode tuple_codes[kMaxTupleCodes];
+  std::size_t tuple_code_count;
+  std::uint64_t tuple_slots[kMaxParams];
 
   Arg* bound() { return reinterpret_cast<Arg*>(bound_storage); }
+  /// The call's codes, with `params` codes padded to whole words.
+  CallCodes codes_of(std::size_t params) const noexcept {
+    return {padded_codes(codes, params), std::span<const ParamCode>(tuple_codes, tuple_code_count)};
+  }
 };
 
 }  // namespace tritonrt::detail
@@ -133,6 +144,11 @@ struct [[gnu::visibility("hidden")]] JitFunction::Impl final : detail::TrialMake
                                              const detail::OptionsKey& options, const detail::CacheEntry& expected,
                                              detail::CallFrame& call) const;
 
+  /// Specializes tuple argument `index` into `call`'s tuple codes and packs its runtime
+  /// elements from position `count` on; returns the position after them.
+  [[gnu::cold]] std::size_t pack_tuple(const KernelSignature& sig, const Arg& tuple, std::size_t index,
+                                       std::size_t count, detail::CallFrame& call) const;
+
   /// The entry for a prepared call in `ctx`, or nullptr; lock-free.
   [[gnu::always_inline]] inline const detail::CacheEntry* find(CUcontext ctx, const detail::OptionsKey& options,
                                                                detail::CallFrame& call) const noexcept;
@@ -160,6 +176,7 @@ void JitFunction::Impl::prepare(const KernelSignature& sig, std::span<const Arg>
   std::uint64_t hash = kHashSeed;
   std::uint64_t constexpr_hash = kHashSeed;
   std::size_t count = 0;
+  call.tuple_code_count = 0;
   for (std::size_t i = 0; i < n; ++i) {
     void* param = nullptr;
     const ParamCode code = specialize_argument<true>(rules, hot, params[i], args[i], sig, i, &param, &call.slots[i]);
@@ -168,14 +185,19 @@ void JitFunction::Impl::prepare(const KernelSignature& sig, std::span<const Arg>
     // The kernel takes the runtime (non-constexpr) arguments in order; a cache hit has the
     // same codes, so this list is the compiled kernel's parameter list.
     if (code.type != TypeCode::kConstexpr) [[likely]] {
+      if (code.type >= TypeCode::kDescriptor) [[unlikely]] {
+        if (code.type == TypeCode::kTuple) {
+          count = pack_tuple(sig, args[i], i, count, call);  // Triton passes its runtime elements in order
+          continue;
+        }
+        constexpr_hash = hash_constexpr(constexpr_hash, args[i]);  // a descriptor's block shape is key
+      }
       call.kernel_params[count++] = param;
-      // A descriptor's block shape is part of the key, as a constexpr's value is.
-      if (TypeCode::is_descriptor(code.type)) [[unlikely]]
-        constexpr_hash = hash_constexpr(constexpr_hash, args[i]);
     } else {
       constexpr_hash = hash_constexpr(constexpr_hash, args[i]);
     }
   }
+  for (std::size_t t = 0; t < call.tuple_code_count; ++t) hash = hash_mix(hash, code_bits(call.tuple_codes[t]));
   for (std::size_t i = n; i % kCodesPerWord != 0; ++i) call.codes[i] = ParamCode{};  // whole words
   call.kernel_param_count = count;
   call.hash = hash_key(hash, constexpr_hash, options);
@@ -196,20 +218,29 @@ bool JitFunction::Impl::matches(const KernelSignature& sig, std::span<const Arg>
   const ParamCode* want = expected.codes.data();
   bool same = true;
   std::size_t count = 0;
+  call.tuple_code_count = 0;
   for (std::size_t i = 0; i < n; ++i) {
     void* param = nullptr;
     const ParamCode code = specialize_argument<true>(rules, hot, params[i], args[i], sig, i, &param, &call.slots[i]);
     same &= code.bits() == want[i].bits();
     if (code.type != TypeCode::kConstexpr) [[likely]] {
+      if (code.type >= TypeCode::kDescriptor) [[unlikely]] {
+        if (code.type == TypeCode::kTuple) {
+          count = pack_tuple(sig, args[i], i, count, call);
+          continue;
+        }
+        // Only while every code so far matched: then the entry's argument is a descriptor too.
+        if (same) same = same_descriptor_key(args[i], expected.constexprs[i]);
+      }
       call.kernel_params[count++] = param;
-      // Only while every code so far matched: then the entry's argument is a descriptor too.
-      if (TypeCode::is_descriptor(code.type) && same) [[unlikely]]
-        same = same_descriptor_key(args[i], expected.constexprs[i]);
     } else {
       same &= same_constexpr(args[i], expected.constexprs[i]);
     }
   }
   call.kernel_param_count = count;
+  if (call.tuple_code_count != 0 || !expected.tuple_codes.empty()) [[unlikely]]
+    same &=
+        std::ranges::equal(std::span<const ParamCode>(call.tuple_codes, call.tuple_code_count), expected.tuple_codes);
   return same;
 }
 
@@ -218,7 +249,7 @@ const detail::CacheEntry* JitFunction::Impl::find(CUcontext ctx, const detail::O
   detail::ContextKernels* c = context_of(ctx);
   call.context = c;
   if (c == nullptr) return nullptr;
-  return c->table.find(call.hash, detail::padded_codes(call.codes, param_count), call.args, options);
+  return c->table.find(call.hash, call.codes_of(param_count), call.args, options);
 }
 
 }  // namespace tritonrt

@@ -103,7 +103,7 @@ const detail::CacheEntry& JitFunction::Impl::miss(const CompileOptions& options,
   if (call.context == nullptr) call.context = &context_for(ctx);
   detail::GilReleased unlocked;  // the compile may need the GIL another thread waits here with
   std::lock_guard lock(launch_mutex);
-  const auto codes = detail::padded_codes(call.codes, param_count);
+  const detail::CallCodes codes = call.codes_of(param_count);
   if (const auto* hit = call.context->table.find(call.hash, codes, call.args, key)) return *hit;
   // Specialized once: the codes prepare made are the specialization compiled.
   auto artifact = compile_specialized(call.context->device.target, options, call.args,
@@ -112,6 +112,19 @@ const detail::CacheEntry& JitFunction::Impl::miss(const CompileOptions& options,
                                       triton_rules->descriptor_flags);
   return call.context->table.insert(
       std::make_unique<detail::CacheEntry>(call.hash, codes, call.args, key, std::move(loaded)));
+}
+
+std::size_t JitFunction::Impl::pack_tuple(const KernelSignature& sig, const Arg& tuple, std::size_t index,
+                                          std::size_t count, detail::CallFrame& call) const {
+  detail::TupleSink sink;
+  sink.codes = call.tuple_codes + call.tuple_code_count;
+  sink.code_capacity = detail::CallFrame::kMaxTupleCodes - call.tuple_code_count;
+  sink.params = call.kernel_params + count;
+  sink.param_capacity = kMaxParams - count;
+  sink.slots = call.tuple_slots + count;  // one per runtime element at most: tuples never share one
+  detail::specialize_tuple(*triton_rules, tuple, sig, index, sink);
+  call.tuple_code_count += sink.code_count;
+  return count + sink.param_count;
 }
 
 }  // namespace tritonrt

@@ -2,30 +2,50 @@
 
 namespace tritonrt::detail {
 
-CacheEntry::CacheEntry(std::uint64_t h, std::span<const ParamCode> call_codes, std::span<const Arg> args,
-                       const OptionsKey& call_options, ModuleFunction loaded)
+namespace {
+
+// `a` with what it points at (a string's text, a tuple's elements) copied into the entry.
+Arg owned(const Arg& a, std::deque<std::string>& strings, std::deque<Arg>& elements) {
+  Arg copy = a;
+  if (a.kind == ArgKind::string) {
+    const std::string& text = strings.emplace_back(a.value.s, a.size);
+    copy.value.s = text.data();
+  } else if (a.kind == ArgKind::tuple) {
+    // The elements side by side (deque appends never move the ones before), then theirs.
+    const auto given = a.elements();
+    const std::size_t first = elements.size();
+    for (const Arg& e : given) elements.push_back(e);
+    for (std::size_t i = 0; i < given.size(); ++i) elements[first + i] = owned(given[i], strings, elements);
+    copy.object = given.empty() ? nullptr : &elements[first];
+  }
+  return copy;
+}
+
+}  // namespace
+
+CacheEntry::CacheEntry(std::uint64_t h, CallCodes call, std::span<const Arg> args, const OptionsKey& call_options,
+                       ModuleFunction loaded)
     : hash(h),
-      codes(call_codes.begin(), call_codes.end()),
+      codes(call.params.begin(), call.params.end()),
+      tuple_codes(call.tuples.begin(), call.tuples.end()),
       constexprs(args.begin(), args.end()),
-      strings(args.size()),
       options(call_options),
       kernel(std::move(loaded)) {
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (codes[i].type != TypeCode::kConstexpr && !TypeCode::is_descriptor(codes[i].type)) continue;
     constexpr_indices.push_back(static_cast<std::uint16_t>(i));
     Arg& a = constexprs[i];
-    if (a.kind == ArgKind::string) {
-      strings[i].assign(a.value.s, a.size);
-      a.value.s = strings[i].data();
-    } else if (a.kind == ArgKind::descriptor) {
+    if (a.kind == ArgKind::descriptor) {
       if (descriptors.empty()) descriptors.resize(args.size());  // once: the copies never move
       descriptors[i].emplace(*static_cast<const TensorDescriptor*>(a.object));
       a.object = &*descriptors[i];
+    } else {
+      a = owned(a, strings, elements);
     }
   }
 }
 
-const CacheEntry* KernelTable::find(std::uint64_t hash, std::span<const ParamCode> codes, std::span<const Arg> args,
+const CacheEntry* KernelTable::find(std::uint64_t hash, CallCodes codes, std::span<const Arg> args,
                                     const OptionsKey& options) const noexcept {
   const Slots* t = table_.current();
   if (t == nullptr) return nullptr;

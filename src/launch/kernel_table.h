@@ -3,8 +3,10 @@
 // the table under the function's mutex.
 #pragma once
 
+#include <algorithm>
 #include <cstring>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <span>
@@ -27,28 +29,37 @@ inline std::span<const ParamCode> padded_codes(const ParamCode* codes, std::size
   return {codes, (count + kCodesPerWord - 1) / kCodesPerWord * kCodesPerWord};
 }
 
+/// A call's codes: one per parameter (padded to whole words), and its tuples' elements' (the
+/// `tuple` codes, specialize_tuple's; empty for a call without tuples).
+struct CallCodes {
+  std::span<const ParamCode> params;
+  std::span<const ParamCode> tuples;
+};
+
 /// One specialization's entry: the exact key (to rule out hash collisions) and its kernel.
 struct CacheEntry {
   std::uint64_t hash = 0;
   std::vector<ParamCode> codes;  ///< zero-padded to whole words
-  std::vector<Arg> constexprs;   ///< per parameter; meaningful for constexpr and descriptor ones
+  std::vector<ParamCode> tuple_codes;
+  std::vector<Arg> constexprs;                   ///< per parameter; meaningful for constexpr and descriptor ones
   std::vector<std::uint16_t> constexpr_indices;  ///< and the descriptors' (their block shapes are key)
-  std::vector<std::string> strings;  ///< owned copies behind string constexprs
+  std::deque<std::string> strings;               ///< owned copies behind string constexprs (in tuples too)
+  std::deque<Arg> elements;                      ///< owned copies of constexpr tuples' elements
   std::vector<std::optional<TensorDescriptor>> descriptors;  ///< copies behind descriptors (empty: none)
   OptionsKey options{CompileOptions{}};
   ModuleFunction kernel;
 
-  /// The entry for a call's key (`codes` padded); string constexprs are copied into the entry.
-  CacheEntry(std::uint64_t hash, std::span<const ParamCode> codes, std::span<const Arg> args, const OptionsKey& options,
+  /// The entry for a call's key; constexpr strings and tuples are copied into the entry.
+  CacheEntry(std::uint64_t hash, CallCodes codes, std::span<const Arg> args, const OptionsKey& options,
              ModuleFunction kernel);
-  /// Whether a call (codes padded) has exactly this entry's key.
-  [[gnu::always_inline]] inline bool matches(std::span<const ParamCode> codes, std::span<const Arg> args,
+  /// Whether a call has exactly this entry's key.
+  [[gnu::always_inline]] inline bool matches(CallCodes codes, std::span<const Arg> args,
                                              const OptionsKey& options) const;
 };
 
 class KernelTable {
  public:
-  const CacheEntry* find(std::uint64_t hash, std::span<const ParamCode> codes, std::span<const Arg> args,
+  const CacheEntry* find(std::uint64_t hash, CallCodes codes, std::span<const Arg> args,
                          const OptionsKey& options) const noexcept;
   /// Publishes a table holding every entry plus `added` (the caller serializes inserts).
   const CacheEntry& insert(std::unique_ptr<CacheEntry> added);
@@ -61,10 +72,13 @@ class KernelTable {
   std::vector<std::unique_ptr<CacheEntry>> entries_;
 };
 
-inline bool CacheEntry::matches(std::span<const ParamCode> call_codes, std::span<const Arg> args,
-                                const OptionsKey& call_options) const {
+inline bool CacheEntry::matches(CallCodes call, std::span<const Arg> args, const OptionsKey& call_options) const {
   static_assert(sizeof(ParamCode) == 2 && std::is_trivially_copyable_v<ParamCode>);
+  const std::span<const ParamCode> call_codes = call.params;
   if (call_codes.size() != codes.size() || !(call_options == options)) return false;
+  if (!call.tuples.empty() || !tuple_codes.empty()) [[unlikely]] {
+    if (!std::ranges::equal(call.tuples, tuple_codes)) return false;
+  }
   // Whole words (a call to memcmp costs more for these few bytes).
   const auto* a = reinterpret_cast<const unsigned char*>(call_codes.data());
   const auto* b = reinterpret_cast<const unsigned char*>(codes.data());

@@ -17,11 +17,22 @@ namespace {
 
 // The kernel's tensor-descriptor parameters (types "tensordesc<fp16[64, 64]>"), each with the
 // TMA encoding its metadata gives, one per descriptor or none.
+// How many kernel parameters a tuple's runtime elements are (descriptors are never among them).
+std::size_t runtime_elements(const ParamSpec& tuple) {
+  std::size_t n = 0;
+  for (const ParamSpec& e : tuple.elements) n += e.is_tuple() ? runtime_elements(e) : e.type != "constexpr";
+  return n;
+}
+
 std::vector<DescriptorParam> descriptor_params(const Artifact& artifact, int flags, const ErrorSite& site) {
   std::vector<DescriptorParam> out;
   std::size_t position = 0;
   for (const ParamSpec& p : artifact.specialization.params) {
     if (p.type == "constexpr") continue;
+    if (p.is_tuple()) {
+      position += runtime_elements(p);
+      continue;
+    }
     if (p.type.starts_with("tensordesc<")) {
       const auto open = p.type.find('[');
       const auto close = p.type.find(']', open);
@@ -56,8 +67,8 @@ std::vector<DescriptorParam> descriptor_params(const Artifact& artifact, int fla
 
 }  // namespace
 
-ModuleFunction load_function(const DeviceContext& dc, std::shared_ptr<const Artifact> artifact,
-                             std::string_view kernel, int descriptor_flags) {
+ModuleFunction load_function(const DeviceContext& dc, std::shared_ptr<const Artifact> artifact, std::string_view kernel,
+                             int descriptor_flags) {
   auto& d = Driver::get();
   const auto& m = artifact->metadata;
   const ErrorSite site{kernel};

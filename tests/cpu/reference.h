@@ -2,6 +2,7 @@
 // answer to a call, in the interpreter tritonrt uses.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <pybind11/embed.h>
 #include <pybind11/stl.h>
 
@@ -15,6 +16,18 @@
 namespace tritonrt::test {
 
 inline const std::string kKernels = TRITONRT_TEST_KERNELS;  // tests/kernels
+
+// The message of the ArgumentError `f` throws (a test failure when it throws none).
+template <class F>
+std::string argument_error(F&& f) {
+  try {
+    f();
+  } catch (const ArgumentError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no ArgumentError";
+  return "";
+}
 
 // These suites check tritonrt's path through Python against Triton's: tritonrt's index
 // (tests/cpu/test_index.cpp, tests/python/test_index.py test it) would serve their calls

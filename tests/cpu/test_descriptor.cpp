@@ -24,17 +24,6 @@ TensorDescriptor desc_2d(const void* base, std::int64_t rows, std::int64_t cols,
   return TensorDescriptor::make(base, DType::fp16, shape, strides, block);
 }
 
-template <class F>
-std::string argument_error(F&& f) {
-  try {
-    f();
-  } catch (const ArgumentError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no ArgumentError";
-  return "";
-}
-
 TEST(TensorDescriptor, KeepsWhatItWasMadeOf) {
   const auto d = desc_2d(kBase, 64, 128, 32, 64);
   EXPECT_EQ(d.base(), kBase);

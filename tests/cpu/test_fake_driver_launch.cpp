@@ -11,7 +11,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "fake_cuda.h"
 #include "tritonrt/tritonrt.h"
@@ -320,6 +323,66 @@ TEST_F(FakeDriverLaunch, AnAutotunerKeyedOnADescriptorIsAnArgumentError) {
     EXPECT_NE(
         std::string(e.what()).find("parameter 'src' (#0): is a tensor descriptor, and its autotuner's key names it"),
         std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(stats().launches, 0u);
+}
+
+// A tuple's runtime elements are kernel parameters in order, depth first, as Triton's launcher
+// flattens them; its constexpr elements (1, None) are compiled in. The tuple's shape and
+// element types are part of the key: another one loads another kernel, the same one hits.
+TEST_F(FakeDriverLaunch, PassesATuplesRuntimeElementsInOrder) {
+  const std::string source = std::string(TRITONRT_TEST_KERNELS) + "/tuple_kernels.py";
+  auto& fn = JitFunction::get(source, "tuple_combine");
+  const DevicePtr half{g_a_data, DType::fp16};
+  fn(grid(2), std::make_tuple(g_in, half), g_out,
+     std::make_tuple(std::make_pair(2.0, 1), std::make_tuple(std::int64_t{1} << 40, std::nullopt)), 1000, 128);
+  ASSERT_EQ(stats().launches, 1u);
+  const FakeCudaLaunch launch = last_launch();
+  ASSERT_EQ(launch.param_count, 8u);  // srcs (2), out_ptr, 2.0, 1 << 40, n, then the two scratch pointers
+  EXPECT_EQ(param<std::uint64_t>(launch, 0), reinterpret_cast<std::uintptr_t>(g_in));
+  EXPECT_EQ(param<std::uint64_t>(launch, 1), reinterpret_cast<std::uintptr_t>(g_a_data));
+  EXPECT_EQ(param<std::uint64_t>(launch, 2), reinterpret_cast<std::uintptr_t>(g_out));
+  EXPECT_EQ(param<std::uint32_t>(launch, 3), std::bit_cast<std::uint32_t>(2.0f));
+  EXPECT_EQ(param<std::int64_t>(launch, 4), std::int64_t{1} << 40);
+  EXPECT_EQ(param<std::int32_t>(launch, 5), 1000);
+
+  // Other values, same specialization: a hit, with this call's values.
+  fn(grid(2), std::make_tuple(g_in + 4, half), g_out + 4,
+     std::make_tuple(std::make_pair(0.5f, 1), std::make_tuple(std::int64_t{3} << 40, std::nullopt)), 999, 128);
+  EXPECT_EQ(stats().module_loads, 1u);
+  const FakeCudaLaunch hit = last_launch();
+  EXPECT_EQ(hit.function, launch.function);
+  EXPECT_EQ(param<std::uint64_t>(hit, 0), reinterpret_cast<std::uintptr_t>(g_in + 4));
+  EXPECT_EQ(param<std::uint32_t>(hit, 3), std::bit_cast<std::uint32_t>(0.5f));
+  EXPECT_EQ(param<std::int64_t>(hit, 4), std::int64_t{3} << 40);
+  EXPECT_EQ(param<std::int32_t>(hit, 5), 999);
+
+  // A bias in place of None: one more runtime element, another kernel.
+  fn(grid(2), std::make_tuple(g_in, half), g_out,
+     std::make_tuple(std::make_pair(2.0, 1), std::make_tuple(std::int64_t{1} << 40, 0.25)), 1000, 128);
+  EXPECT_EQ(stats().module_loads, 2u);
+  const FakeCudaLaunch biased = last_launch();
+  EXPECT_NE(biased.function, launch.function);
+  ASSERT_EQ(biased.param_count, 9u);
+  EXPECT_EQ(param<std::uint32_t>(biased, 5), std::bit_cast<std::uint32_t>(0.25f));
+  EXPECT_EQ(param<std::int32_t>(biased, 6), 1000);
+  // The first specialization again: still loaded.
+  fn(grid(2), std::make_tuple(g_in, half), g_out,
+     std::make_tuple(std::make_pair(2.0, 1), std::make_tuple(std::int64_t{1} << 40, std::nullopt)), 1000, 128);
+  EXPECT_EQ(stats().module_loads, 2u);
+  EXPECT_EQ(last_launch().function, launch.function);
+}
+
+TEST_F(FakeDriverLaunch, AnAutotunerKeyedOnATupleIsAnArgumentError) {
+  const std::string source = std::string(TRITONRT_TEST_KERNELS) + "/tuple_kernels.py";
+  auto& fn = JitFunction::get(source, "tuple_keyed");
+  try {
+    fn(grid(1), std::make_pair(g_in, g_in), g_out, 64);
+    ADD_FAILURE() << "a tuple in the tuning key was accepted";
+  } catch (const ArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("parameter 'srcs' (#0): is a tuple, and its autotuner's key names it"),
+              std::string::npos)
         << e.what();
   }
   EXPECT_EQ(stats().launches, 0u);

@@ -7,7 +7,10 @@
 
 #include <cstdlib>
 #include <new>
+#include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "fake_cuda.h"
 #include "tritonrt/tritonrt.h"
@@ -43,6 +46,7 @@ namespace {
 
 const std::string kFrontendKernels = std::string(TRITONRT_TEST_KERNELS) + "/frontend_kernels.py";
 const std::string kDescriptorKernels = std::string(TRITONRT_TEST_KERNELS) + "/descriptor_kernels.py";
+const std::string kTupleKernels = std::string(TRITONRT_TEST_KERNELS) + "/tuple_kernels.py";
 
 alignas(16) float g_x_data[4096];
 alignas(16) float g_out_data[4096];
@@ -94,6 +98,13 @@ TEST_F(HitAllocations, NoneOnAnyPath) {
   EXPECT_EQ(allocations_of_a_hit([&] { tuned(config, g_x, g_out, 4096); }), 0u) << "autotuned";
   EXPECT_EQ(allocations_of_a_hit([&] { heuristic(config, g_x, g_out, 4096); }), 0u) << "heuristics";
   EXPECT_EQ(allocations_of_a_hit([&] { descriptors(config, tile, tile, tile, 128, 64, 64, 64); }), 0u) << "descriptors";
+  auto& tuples = JitFunction::get(kTupleKernels, "tuple_combine");
+  const auto coeffs = std::make_tuple(std::make_pair(2.0, 1), std::make_tuple(3, std::nullopt));
+  EXPECT_EQ(allocations_of_a_hit([&] { tuples(config, std::make_pair(g_x, g_x), g_out, coeffs, 4096, 128); }), 0u)
+      << "tuples";
+  auto& tile_shape = JitFunction::get(kTupleKernels, "tuple_shape");
+  EXPECT_EQ(allocations_of_a_hit([&] { tile_shape(config, g_x, g_out, 64, std::make_pair(16, 32)); }), 0u)
+      << "a constexpr tuple";
 }
 
 }  // namespace

@@ -6,7 +6,10 @@
 #include <pybind11/stl.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "compiler/compiler.h"
 #include "gpu_test.h"
@@ -48,6 +51,11 @@ def head(a, n):
 def changed(a):
     """Every element differs from the sentinel (for outputs the kernel writes completely)."""
     return bool((a != SENTINEL).all())
+
+def close(a, b):
+    """Equal to a torch reference within float32 rounding."""
+    torch.cuda.synchronize()
+    return bool(torch.allclose(a, b, rtol=1e-5, atol=1e-5))
 )PY";
 
 class Parity : public GpuTest {
@@ -78,8 +86,8 @@ class Parity : public GpuTest {
   }
 
   // The JITFunction object tritonrt imported (the same module object both sides use).
-  static py::object kernel(const char* name) {
-    return py::module_::import("_tritonrt_bridge").attr("import_source")(kGpuKernels).attr(name);
+  static py::object kernel(const char* name, const std::string& source = kGpuKernels) {
+    return py::module_::import("_tritonrt_bridge").attr("import_source")(source).attr(name);
   }
 
   template <class T>
@@ -192,6 +200,74 @@ TEST_F(Parity, NoneArgument) {
   EXPECT_TRUE(h["identical"](out_py, out_rt).cast<bool>());
   EXPECT_TRUE(h["identical"](out_rt, x).cast<bool>());
   EXPECT_EQ(fn.artifact_for(config, ptr<float>(x), std::nullopt, ptr<float>(out_rt), n, 512)->metadata.hash, hash);
+}
+
+// Tuples (tests/kernels/tuple_kernels.py): a tuple of pointers of two dtypes, nested
+// coefficients whose 1 and None elements become constexprs (then a bias and a scale other
+// than 1: another specialization), a constexpr tuple shape, a heuristic reading a tuple.
+TEST_F(Parity, TupleArguments) {
+  py::gil_scoped_acquire gil;
+  auto h = helpers();
+  const std::string source = std::string(TRITONRT_TEST_KERNELS) + "/tuple_kernels.py";
+  const int n = 100003;
+  auto x = h["randn"](n, "float32"), y = h["randn"](n, "float16");
+  const Grid grid{cdiv(n, 1024)};
+  auto& combine = JitFunction::get(source, "tuple_combine");
+  const LaunchConfig config{.grid = grid, .stream = kDefaultStream};
+  const auto srcs = std::make_tuple(ptr<float>(x), ptr(y, DType::fp16));
+  const auto run = [&](const auto& coeffs, const py::tuple& py_coeffs, const py::object& expected, const char* what) {
+    SCOPED_TRACE(what);
+    auto out_py = h["sentinel"](n, "float32"), out_rt = h["sentinel"](n, "float32");
+    const auto hash = h["launch"](kernel("tuple_combine", source), py::make_tuple(grid.x),
+                                  py::make_tuple(py::make_tuple(x, y), out_py, py_coeffs, n, 1024), py::dict())
+                          .cast<std::string>();
+    combine(config, srcs, ptr<float>(out_rt), coeffs, n, 1024);
+    EXPECT_TRUE(h["identical"](out_py, out_rt).cast<bool>());
+    EXPECT_TRUE(h["close"](out_rt, expected).cast<bool>());
+    EXPECT_EQ(combine.artifact_for(config, srcs, ptr<float>(out_rt), coeffs, n, 1024)->metadata.hash, hash);
+  };
+  const py::object yf = y.attr("float")();
+  run(std::make_tuple(std::make_pair(2.0, 1), std::make_tuple(3, std::nullopt)),
+      py::make_tuple(py::make_tuple(2.0, 1), py::make_tuple(3, py::none())), x * py::float_(2.0) + yf + py::int_(3),
+      "scale 1 and no bias: constexprs");
+  run(std::make_tuple(std::make_pair(0.5, -1.5), std::make_tuple(2, 0.25)),
+      py::make_tuple(py::make_tuple(0.5, -1.5), py::make_tuple(2, 0.25)),
+      x * py::float_(0.5) + yf * py::float_(-1.5) + py::float_(2.25), "runtime scale and bias");
+
+  // A constexpr tuple as the tile's shape.
+  auto& shape = JitFunction::get(source, "tuple_shape");
+  auto tile = h["randn"](py::make_tuple(32, 64), "float32");
+  auto tile_py = h["sentinel"](py::make_tuple(32, 64), "float32"),
+       tile_rt = h["sentinel"](py::make_tuple(32, 64), "float32");
+  const auto tile_hash = h["launch"](kernel("tuple_shape", source), py::make_tuple(1),
+                                     py::make_tuple(tile, tile_py, 64, py::make_tuple(32, 64)), py::dict())
+                             .cast<std::string>();
+  const LaunchConfig one{.grid = Grid{1}, .stream = kDefaultStream};
+  shape(one, ptr<float>(tile), ptr<float>(tile_rt), 64, std::make_pair(32, 64));
+  EXPECT_TRUE(h["identical"](tile_py, tile_rt).cast<bool>());
+  EXPECT_TRUE(h["identical"](tile_rt, tile + py::int_(1)).cast<bool>());
+  EXPECT_EQ(shape.artifact_for(one, ptr<float>(tile), ptr<float>(tile_rt), 64, std::make_pair(32, 64))->metadata.hash,
+            tile_hash);
+
+  // A heuristic reading the tuple (HAS_BIAS), each way.
+  auto& heuristic = JitFunction::get(source, "tuple_heuristic");
+  for (const bool bias : {false, true}) {
+    SCOPED_TRACE(bias ? "with a bias" : "without a bias");
+    auto out_py = h["sentinel"](n, "float32"), out_rt = h["sentinel"](n, "float32");
+    const py::object py_bias = bias ? py::object(py::float_(0.75)) : py::object(py::none());
+    const auto hash =
+        h["launch"](kernel("tuple_heuristic", source), py::make_tuple(grid.x),
+                    py::make_tuple(py::make_tuple(x, x), out_py, py::make_tuple(2.0, py_bias), n, 1024), py::dict())
+            .cast<std::string>();
+    const auto pair = std::make_pair(ptr<float>(x), ptr<float>(x));
+    const std::optional<double> cpp_bias = bias ? std::optional<double>(0.75) : std::nullopt;
+    heuristic(config, pair, ptr<float>(out_rt), std::make_pair(2.0, cpp_bias), n, 1024);
+    EXPECT_TRUE(h["identical"](out_py, out_rt).cast<bool>());
+    EXPECT_TRUE(h["close"](out_rt, x * py::float_(3.0) + py::float_(bias ? 0.75 : 0.0)).cast<bool>());
+    EXPECT_EQ(
+        heuristic.artifact_for(config, pair, ptr<float>(out_rt), std::make_pair(2.0, cpp_bias), n, 1024)->metadata.hash,
+        hash);
+  }
 }
 
 TEST_F(Parity, MatmulWithCompileOptions) {

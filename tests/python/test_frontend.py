@@ -32,6 +32,7 @@ sys.path.insert(0, str(REPO / "tests" / "kernels"))
 import descriptor_kernels as D  # noqa: E402
 import frontend_kernels as K  # noqa: E402
 import gluon_kernels as G  # noqa: E402
+import tuple_kernels as T  # noqa: E402
 
 
 class FakeLaunches(ctypes.Structure):
@@ -247,6 +248,13 @@ CALLS = {
                                                          dict(BLOCK_M=32, BLOCK_N=64))),
     "Gluon tensor descriptors": (G.gluon_tma_scale, (2, 2), lambda: ((gluon_descriptor(0x10000),
                                                                       gluon_descriptor(0x20000), 2.0), {})),
+    "nested tuples": (T.tuple_combine, (4, ), lambda: (((pointer(), pointer(0x2008, "float16")), pointer(0x3000),
+                                                        ((2.0, 1), (3, None)), 1000), dict(BLOCK=256))),
+    "tuples, other values": (T.tuple_combine, (4, ), lambda: (((pointer(0x1004), ), pointer(0x3000),
+                                                               ((0.5, ), (2**40, 0.25)), 16, 128), {})),
+    "constexpr tuple": (T.tuple_shape, (1, ), lambda: ((pointer(), pointer(0x2000), 64), dict(SHAPE=(16, 32)))),
+    "heuristic reading a tuple": (T.tuple_heuristic, (2, ), lambda: (((pointer(), pointer(0x2000)), pointer(0x3000),
+                                                                      (2.0, None), 64, 32), {})),
 }
 
 
@@ -301,6 +309,18 @@ def test_grid_gets_the_bound_arguments_triton_gives_it(rt, recording):
     seen.clear()
     both_launch(rt, recording, K.heuristic_kernel, grid, pointer(), pointer(), 5000)
     assert seen[0] == seen[1] and seen[0]["BLOCK"] == 2048
+
+
+def test_grid_gets_a_tuple_argument_as_given(rt, recording):
+    seen = []
+
+    def grid(meta):
+        seen.append(dict(meta))
+        return (triton.cdiv(meta["n"], meta["BLOCK"]), )
+
+    args = ((pointer(), pointer(0x2000)), pointer(0x3000), (2.0, 0.5), 300, 64)
+    both_launch(rt, recording, T.tuple_heuristic, grid, *args)
+    assert seen[0] == seen[1] and seen[0]["srcs"] is args[0] and seen[0]["HAS_BIAS"] is True
 
 
 def test_a_tuple_grid_is_read_as_triton_reads_it(rt, recording):
@@ -413,6 +433,17 @@ def test_a_kernel_made_inside_a_function_falls_back_saying_why(rt, recording, ca
     assert len(recording.launches) == recorded + 2
     messages = [r.getMessage() for r in caplog.records if r.name == "tritonrt"]
     assert len(messages) == 1 and "cannot be reached by name" in messages[0]
+
+
+def test_a_named_tuple_goes_to_triton_saying_why(rt, recording, caplog):
+    import collections
+    Pair = collections.namedtuple("Pair", ["src", "scale"])  # Triton keeps its type: the kernel sees the names
+    with caplog.at_level(logging.WARNING, logger="tritonrt"):
+        fake, recorded = fake_launches(), len(recording.launches)
+        rt.launcher(T.tuple_unspecialized)[(1, )](Pair(pointer(), 3), pointer(0x3000), 64, BLOCK=64)
+    assert fake_launches() == fake and len(recording.launches) == recorded + 1
+    messages = [r.getMessage() for r in caplog.records if r.name == "tritonrt"]
+    assert len(messages) == 1 and "named tuple" in messages[0], messages
 
 
 def test_a_value_tritonrt_does_not_pass_goes_to_triton(rt, recording, caplog):

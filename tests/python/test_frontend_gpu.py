@@ -113,6 +113,27 @@ def test_host_tensor_descriptors_launch_through_tritonrt(rt):
         assert result.hash == D.matmul_tma[grid](*descs(theirs), K_, 128, 64, 64).hash
 
 
+def test_tuple_arguments_launch_through_tritonrt(rt):
+    """Tuples of tensors and nested coefficients (1 and None elements constexprs) are tritonrt's
+    own (no fallback): equal to Triton's launch and to torch, on fresh inputs, both ways."""
+    import tuple_kernels as T
+    n = 100003
+    launcher = rt.launcher(T.tuple_combine)
+    for seed, coeffs in enumerate([((2.0, 1), (3, None)), ((0.5, -1.5), (2, 0.25))]):
+        torch.manual_seed(seed)
+        x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda", dtype=torch.float16)
+        ours, theirs = torch.empty(n, device="cuda"), torch.empty(n, device="cuda")
+        grid = lambda meta: (triton.cdiv(meta["n"], meta["BLOCK"]), )  # noqa: E731
+        compiled = T.tuple_combine[grid]((x, y), theirs, coeffs, n, BLOCK=1024)
+        result = launcher[grid]((x, y), ours, coeffs, n, BLOCK=1024)
+        torch.cuda.synchronize()
+        assert torch.equal(ours, theirs)
+        expected = coeffs[0][0] * x + coeffs[0][1] * y.float() + coeffs[1][0] + (coeffs[1][1] or 0.0)
+        assert torch.allclose(ours, expected, rtol=1e-5, atol=1e-5)
+        assert type(result).__module__ == "tritonrt.frontend", "Triton's own path launched it"
+        assert result.hash == compiled.hash
+
+
 def test_gluon_host_descriptors_launch_through_tritonrt(rt):
     """A @gluon.jit kernel taking Gluon's TensorDescriptor (with its shared-memory layout)
     runs on tritonrt's path, equal to Triton's own launch, with its hash."""

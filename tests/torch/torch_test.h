@@ -72,16 +72,6 @@ inline at::Tensor fake_cuda(c10::DeviceIndex index, ScalarType dtype = ScalarTyp
                                                          c10::Device(c10::DeviceType::CUDA, index)));
 }
 
-// Runs `f` and returns the ArgumentError message it throws ("" when it throws none).
-template <class F>
-inline std::string argument_error(F&& f) {
-  try {
-    f();
-  } catch (const ArgumentError& e) {
-    return e.what();
-  }
-  return "";
-}
 class Ops : public ::testing::Test {
  protected:
   void SetUp() override { load_ops(); }

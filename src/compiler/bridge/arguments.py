@@ -156,7 +156,7 @@ class Arguments(collections.abc.Mapping):
     def __getitem__(self, name):
         value = self._values[name]
         if self._reads is not None and not isinstance(value, Tensor):
-            if is_descriptor(value):
+            if is_descriptor(value) or isinstance(value, tuple):
                 self._reads.everything = True  # nothing to memoize a heuristic on
             else:
                 self._reads.add(name, "value")
@@ -187,21 +187,24 @@ class Arguments(collections.abc.Mapping):
 def python_arguments(fn, arguments, stream=0, reads=None):
     """{name: value} from the C++ description of a call's arguments: one tuple per parameter
     that has a value, (name, kind, ...)."""
+    return {entry[0]: _python_value(fn, entry, stream, reads) for entry in arguments}
+
+
+def _python_value(fn, entry, stream, reads):
     import triton.language as tl
-    values = {}
-    for entry in arguments:
-        name, kind = entry[0], entry[1]
-        if kind == "pointer":
-            _, _, address, dtype, source, shape, strides, device, extent = entry
-            values[name] = Tensor(name, address, dtype, source, shape, strides, device, extent, stream, reads)
-        elif kind == "descriptor":
-            values[name] = descriptor(name, *entry[2:], stream)
-        elif kind == "dtype":
-            values[name] = getattr(tl, entry[2])
-        elif kind == "default":
-            values[name] = next(p.default for p in fn.params if p.name == name)
-        elif kind == "str":
-            values[name] = entry[2].decode("utf-8", "surrogateescape")
-        else:
-            values[name] = entry[2]
-    return values
+    name, kind = entry[0], entry[1]
+    if kind == "pointer":
+        _, _, address, dtype, source, shape, strides, device, extent = entry
+        return Tensor(name, address, dtype, source, shape, strides, device, extent, stream, reads)
+    if kind == "descriptor":
+        return descriptor(name, *entry[2:], stream)
+    if kind == "dtype":
+        return getattr(tl, entry[2])
+    if kind == "default":
+        return next(p.default for p in fn.params if p.name == name)
+    if kind == "str":
+        return entry[2].decode("utf-8", "surrogateescape")
+    if kind == "tuple":
+        # Reading a tuple reads all of it (Arguments marks that): its tensors track nothing.
+        return tuple(_python_value(fn, e, stream, None) for e in entry[2])
+    return entry[2]

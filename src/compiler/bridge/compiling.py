@@ -27,7 +27,22 @@ def _constexpr_value(fn, index, encoded):
         return getattr(tl, encoded[1])
     if kind == "default":
         return fn.params[index].default
+    if kind == "tuple":
+        return tuple(_constexpr_value(fn, index, e) for e in encoded[1])
     raise ValueError(f"unknown constexpr encoding {encoded!r}")
+
+
+def _specialized(fn, index, ty, key):
+    """One entry of the specialization as Triton's binder makes it, (type, key), and the bound
+    value _pack_args reads of it: a constexpr's value, None for a runtime value; a tuple's
+    entry holds its elements' types, keys and values."""
+    if isinstance(ty, tuple):
+        entries = [_specialized(fn, index, t, k) for t, k in zip(ty, key)]
+        return tuple(e[0] for e in entries), tuple(e[1] for e in entries), tuple(e[2] for e in entries)
+    if ty == "constexpr":
+        value = _constexpr_value(fn, index, key)
+        return ty, value, value
+    return ty, key, None
 
 
 @contextlib.contextmanager
@@ -256,8 +271,8 @@ def compile(handle, backend_name, arch, warp_size, specialization, options):
     """Compile kernel `handle` for one specialization.
 
     `specialization` has one entry per parameter, each a [type, key] pair exactly as Triton's
-    binder builds it, except that constexpr values come encoded as ["value", v],
-    ["dtype", name] or ["default"]. `options` holds only the options the caller set.
+    binder builds it (a tuple's, tuples of its elements'), except that constexpr values come
+    encoded as ["value", v], ["dtype", name], ["default"] or ["tuple", (encoded, ...)]. `options` holds only the options the caller set.
     Returns (metadata JSON, binary, "cubin" or "hsaco", cache folder, whether the folder held
     the kernel before), all bytes but the kind and the flag.
     """
@@ -272,13 +287,8 @@ def compile(handle, backend_name, arch, warp_size, specialization, options):
     spec = []
     values = {}
     for index, (param, (ty, key)) in enumerate(zip(fn.params, specialization)):
-        if ty == "constexpr":
-            value = _constexpr_value(fn, index, key)
-            spec.append((ty, value))
-            values[param.name] = value
-        else:
-            spec.append((ty, key))
-            values[param.name] = None
+        ty, key, values[param.name] = _specialized(fn, index, ty, key)
+        spec.append((ty, key))
     kwargs = dict(options)
     # The same option sources Triton's JITFunction.run consults before compiling.
     kwargs["debug"] = kwargs.get("debug", fn.debug) or knobs.runtime.debug
