@@ -343,9 +343,57 @@ run_consumers() {
         cmake --build "$dir/$consumer" && clean_env "$dir/$consumer/consumer" "$kernels"
     } >>"$log" 2>&1 && done+=("$consumer") || status=1
   done
+  ((status == 0)) && { check_embedded_consumer "$dir" >>"$log" 2>&1 && done+=("embedded") || status=1; }
   ((status == 0)) || { FAILED=1; tail -n 40 "$log"; }
   SUMMARY+=("$(printf '%-4s  %-44s  %s' "$( ((status == 0)) && echo ok || echo FAIL)" \
     "$BUILD_CONSUMERS/ (moved install of $BUILD/)" "built and ran: ${done[*]:-nothing}")")
+}
+
+# check_embedded_consumer DIR: tests/consumers/embedded (a copy, whose kernels it touches)
+# built against DIR/moved with tritonrt_add_kernels: run with no Python and no .py file where
+# it runs, every hash it prints is the one `tritonrt compile` gives; touching a kernel's
+# source rebuilds its bundle, a build with nothing changed does nothing.
+check_embedded_consumer() {
+  local dir=$1 src=$1/embedded-src build=$1/embedded cli=$1/moved/bin/tritonrt out line kernel target hash
+  local signature want
+  echo "--- embedded"
+  rm -rf "$src" && cp -r tests/consumers/embedded "$src" || return 1
+  clean_env cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$dir/moved" &&
+    clean_env cmake --build "$build" || return 1
+  out=$(cd / && clean_env env TRITONRT_PYTHON=/nonexistent/python TRITONRT_LIBPYTHON=/nonexistent/libpython.so \
+    TRITONRT_CACHE_DIR="$dir/empty-index" "$build/consumer" /nonexistent/app/kernels.py) || { echo "$out"; return 1; }
+  echo "$out"
+  grep -q "^embedded bundles: 1$" <<<"$out" || { echo "expected one embedded bundle"; return 1; }
+  [[ $(grep -c "^add_kernel \|^tuned_scale " <<<"$out") == 6 ]] || { echo "expected 6 hashes"; return 1; }
+  while read -r kernel target hash; do
+    case $kernel in
+      add_kernel) signature='*fp32,*fp32,*fp32,1048576,1024' ;;
+      tuned_scale) continue ;;
+      *) continue ;;
+    esac
+    want=$(clean_env "$cli" compile "$src/kernels.py:$kernel" --target "$target" --signature "$signature" --json |
+      "$ROOT/$VENV/bin/python" -c 'import json, sys; print(json.load(sys.stdin)["hash"])') || return 1
+    [[ $hash == "$want" ]] || { echo "$kernel for $target: embedded $hash, tritonrt compile $want"; return 1; }
+  done <<<"$out"
+  for block in 256 1024; do  # each config of the autotuned kernel, compiled as its .fn with the config's BLOCK
+    for target in cuda:80 cuda:90; do
+      want=$(clean_env "$cli" compile "$src/kernels.py:tuned_scale.fn" --target "$target" \
+        --signature "*fp32,*fp32,1048576,2.0,$block" --json |
+        "$ROOT/$VENV/bin/python" -c 'import json, sys; print(json.load(sys.stdin)["hash"])') || return 1
+      grep -q "^tuned_scale $target $want$" <<<"$out" || { echo "tuned_scale BLOCK=$block for $target: $want not embedded"; return 1; }
+    done
+  done
+  out=$("$cli" bundle list "$build/consumer") || return 1
+  echo "$out"
+  grep -q "kernels:tuned_scale" <<<"$out" || { echo "bundle list does not show the embedded kernels"; return 1; }
+  # Nothing changed: nothing to do. A kernel's source touched: its bundle made again.
+  out=$(clean_env cmake --build "$build") || return 1
+  echo "$out"
+  [[ $out == *"no work to do"* ]] || { echo "a build with nothing changed did something"; return 1; }
+  touch "$src/kernels.py"
+  out=$(clean_env cmake --build "$build") || return 1
+  echo "$out"
+  grep -q "compiling the kernels of" <<<"$out" || { echo "touching kernels.py did not rebuild the bundle"; return 1; }
 }
 
 # readme_block FILE NAME: the fenced block that follows the line `<!-- wheel-check: NAME -->`

@@ -3,6 +3,8 @@
 // for a kernel served by
 //   (a) tritonrt's index           no Python may be loaded (TRITONRT_LIBPYTHON points nowhere)
 //   (b) a bundle                   the same, the kernel got by a path that does not exist
+//   (e) an embedded bundle         the same, the bundle compiled into this program at build
+//                                  time (tritonrt_add_kernels); the other rows turn it off
 //   (c) Triton's cache via Python  the index off, the compile a Triton cache hit (and its steps
 //                                  timed by TRITONRT_LOG=info, in one more process)
 //   (d) Triton's own kernel[grid]  a fresh Python interpreter (bench/first_launch.py)
@@ -179,8 +181,9 @@ int run(const std::string& output) {
   const fs::path dir = pattern;
   const std::string self = fs::read_symlink("/proc/self/exe").string();
   const std::string python = TRITONRT_BENCH_PYTHON;
-  const std::string common = "env -u TRITONRT_BUNDLE -u TRITONRT_INDEX -u TRITONRT_PYTHON TRITON_CACHE_DIR='" +
-                             (dir / "triton").string() + "' ";
+  const std::string with_embedded = "env -u TRITONRT_BUNDLE -u TRITONRT_INDEX -u TRITONRT_PYTHON TRITON_CACHE_DIR='" +
+                                    (dir / "triton").string() + "' ";
+  const std::string common = with_embedded + "TRITONRT_EMBEDDED_BUNDLES=off ";
   const std::string no_python = "TRITONRT_LIBPYTHON=/nonexistent/libpython.so ";
   double wall = 0;
   std::printf("preparing: compiling scale through Python, bundling it, and a bundle of %d kernels\n", kManyKernels);
@@ -191,7 +194,7 @@ int run(const std::string& output) {
                 (dir / "index").string() + "' '" + (dir / "many").string() + "' '" + (dir / "many.trb").string() + "'",
             wall);
 
-  const std::vector<Mode> modes = {
+  std::vector<Mode> modes = {
       {"index", "(a) tritonrt, index",
        common + no_python + "TRITONRT_CACHE_DIR='" + (dir / "index").string() + "' '" + self + "' --child launch '" +
            kKernels + "'"},
@@ -203,6 +206,14 @@ int run(const std::string& output) {
       {"python", "(d) Python kernel[grid]",
        common + "'" + python + "' '" + kBenchDir + "/first_launch.py' '" + kKernels + "'"},
   };
+  if (!embedded_bundles().empty()) {
+    modes.insert(modes.begin() + 2,
+                 {"embedded", "(e) tritonrt, embedded bundle",
+                  with_embedded + no_python + "TRITONRT_CACHE_DIR='" + (dir / "empty-index").string() + "' '" + self +
+                      "' --child launch /nonexistent/app/kernels.py"});
+  } else {
+    std::printf("this build embeds no bundle (built without the tritonrt tool): no row (e)\n");
+  }
   nlohmann::json results = {{"device", device_name(0)},
                             {"driver", driver_version()},
                             {"timestamp", utc_timestamp()},

@@ -138,21 +138,41 @@ void print_compile(std::ostream& out, const JitFunction& fn, const Artifact& art
   for (const auto& path : written) out << "written         " << path.string() << "\n";
 }
 
+namespace {
+
+nlohmann::json bundle_json(const BundleInfo& info) {
+  nlohmann::json doc = {{"path", info.path.string()}, {"created_by", info.created_by}, {"bytes", info.bytes}};
+  doc["kernels"] = nlohmann::json::array();
+  for (const auto& k : info.kernels) {
+    doc["kernels"].push_back({{"identity", k.identity},
+                              {"source", k.source},
+                              {"name", k.name},
+                              {"targets", k.targets},
+                              {"artifacts", k.artifacts},
+                              {"choices", k.choices},
+                              {"heuristic_values", k.heuristic_values},
+                              {"bytes", k.bytes}});
+  }
+  return doc;
+}
+
+}  // namespace
+
+void print_embedded(std::ostream& out, const std::filesystem::path& binary, const std::vector<BundleInfo>& bundles,
+                    bool json) {
+  if (json) {
+    nlohmann::json doc = {{"binary", binary.string()}, {"bundles", nlohmann::json::array()}};
+    for (const auto& b : bundles) doc["bundles"].push_back(bundle_json(b));
+    out << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    return;
+  }
+  out << binary.string() << " embeds " << count(bundles.size(), "bundle", "bundles") << "\n";
+  for (const auto& b : bundles) print_bundle(out, b, false);
+}
+
 void print_bundle(std::ostream& out, const BundleInfo& info, bool json) {
   if (json) {
-    nlohmann::json doc = {{"path", info.path.string()}, {"created_by", info.created_by}, {"bytes", info.bytes}};
-    doc["kernels"] = nlohmann::json::array();
-    for (const auto& k : info.kernels) {
-      doc["kernels"].push_back({{"identity", k.identity},
-                                {"source", k.source},
-                                {"name", k.name},
-                                {"targets", k.targets},
-                                {"artifacts", k.artifacts},
-                                {"choices", k.choices},
-                                {"heuristic_values", k.heuristic_values},
-                                {"bytes", k.bytes}});
-    }
-    out << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    out << bundle_json(info).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return;
   }
   out << info.path.string() << ": " << count(info.kernels.size(), "kernel", "kernels") << ", "

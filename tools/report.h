@@ -24,6 +24,9 @@ void print_compile(std::ostream& out, const JitFunction& fn, const Artifact& art
 
 /// `tritonrt bundle list` (and what `bundle create` made): the bundle's kernels.
 void print_bundle(std::ostream& out, const BundleInfo& info, bool json);
+/// `bundle list` of an ELF program or library: each bundle it embeds, as print_bundle shows one.
+void print_embedded(std::ostream& out, const std::filesystem::path& binary, const std::vector<BundleInfo>& bundles,
+                    bool json);
 
 /// The kind of error `e` is, as a failed command's JSON names it: tritonrt's exception
 /// classes by name, a calls file's error as CallsError, anything else as InternalError.

@@ -5,7 +5,7 @@
 //   tritonrt signature kernels/add.py:add_kernel
 //   tritonrt bundle create kernels.trb [--kernel kernels/add.py:add_kernel] [--target cuda:80,cuda:90]
 //   tritonrt bundle create kernels.trb --calls calls.json --target cuda:80,cuda:90
-//   tritonrt bundle list kernels.trb
+//   tritonrt bundle list kernels.trb          (or a program or library that embeds bundles)
 
 #include <dlfcn.h>
 #include <unistd.h>
@@ -16,11 +16,13 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -177,8 +179,42 @@ bool names_a_module(const std::string& source) {
 }
 
 // `bundle create`: with --calls, compiles each call for each target first.
+// Whether `path` starts as an ELF file does (a program or shared library to list the embedded
+// bundles of); a bundle starts with "tritonrt-bundle".
+bool is_elf(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[4] = {};
+  return in.read(magic, sizeof magic) && std::memcmp(magic,
+                                                     "\x7f"
+                                                     "ELF",
+                                                     4) == 0;
+}
+
+// A Makefile rule "BUNDLE: DEPENDENCIES" (spaces, '#' and '$' escaped as Make and Ninja read
+// them): what a build that makes the bundle must redo it for.
+void write_depfile(const std::string& depfile, const std::filesystem::path& bundle, const tritonrt::BundleInfo& info,
+                   const std::string& calls_file) {
+  const auto escaped = [](const std::string& path) {
+    std::string out;
+    for (const char c : path) {
+      if (c == ' ' || c == '#') out += '\\';
+      if (c == '$') out += '$';
+      out += c;
+    }
+    return out;
+  };
+  std::set<std::string> files;
+  if (!calls_file.empty()) files.insert(std::filesystem::absolute(calls_file).lexically_normal().string());
+  for (const auto& kernel : info.kernels) files.insert(kernel.files.begin(), kernel.files.end());
+  std::string text = escaped(bundle.string()) + ":";
+  for (const auto& f : files) text += " \\\n  " + escaped(f);
+  if (const std::string why = tritonrt::detail::write_whole_file(depfile, text + "\n"); !why.empty()) {
+    tritonrt::detail::raise<tritonrt::ArtifactError>({}, "cannot write the dependency file {}: {}", depfile, why);
+  }
+}
+
 void create(std::ostream& out, const std::filesystem::path& file, tritonrt::BundleFilter filter,
-            const std::string& calls_file) {
+            const std::string& calls_file, const std::string& depfile) {
   // Before anything is compiled: the bundle must be able to go where it is asked to.
   if (const std::string problem = tritonrt::detail::output_problem(file); !problem.empty()) {
     tritonrt::detail::raise<tritonrt::ArtifactError>({}, "cannot create the bundle {}: {}", file.string(), problem);
@@ -222,6 +258,7 @@ void create(std::ostream& out, const std::filesystem::path& file, tritonrt::Bund
     }
   }
   const auto info = tritonrt::create_bundle(file, filter);
+  if (!depfile.empty()) write_depfile(depfile, file, info, calls_file);
   for (const auto& line : info.skipped) std::cerr << "tritonrt: skipped " << line << "\n";
   tritonrt::cli::print_bundle(out, info, false);
 }
@@ -255,7 +292,7 @@ struct Request {
   CLI::App* bundle = nullptr;
   CLI::App* bundle_create = nullptr;
   CLI::App* bundle_list = nullptr;
-  std::string kernel, signature_text, target, output, calls, bundle_file;
+  std::string kernel, signature_text, target, output, calls, bundle_file, depfile;
   bool json = false, verify = false;
   tritonrt::CompileOptions options;
   std::vector<std::string> kernels, targets, hashes;
@@ -317,9 +354,15 @@ void define_commands(CLI::App& app, Request& r) {
   r.bundle_create->add_option("--hash", r.hashes, "Only artifacts of this Triton hash")->type_name("H");
   r.bundle_create->add_option("--calls", r.calls, "Compile the calls of CALLS.json first, and pack those")
       ->type_name("CALLS.json");
+  r.bundle_create
+      ->add_option("--depfile", r.depfile,
+                   "Also write DEPFILE: the bundle's dependencies (its kernels' source files, "
+                   "Triton's version file, CALLS.json) as a Makefile rule, for build systems")
+      ->type_name("DEPFILE");
   r.bundle_create->footer(kCallsHelp);
-  r.bundle_list = r.bundle->add_subcommand("list", "Show what FILE.trb holds");
-  r.bundle_list->add_option("file", r.bundle_file, "FILE.trb")->required();
+  r.bundle_list =
+      r.bundle->add_subcommand("list", "Show what FILE.trb holds, or the bundles a program or library embeds");
+  r.bundle_list->add_option("file", r.bundle_file, "FILE.trb, or an ELF program or shared library")->required();
   r.bundle_list->add_flag("--json", r.json, "Print JSON");
   r.bundle_list->add_flag("--verify", r.verify, "Also check every kernel's entry and binary against its checksum");
 }
@@ -375,6 +418,10 @@ void run(const Request& r, std::ostream& out) {
   }
   if (*r.bundle_list) {
     const auto check = r.verify ? tritonrt::BundleCheck::everything : tritonrt::BundleCheck::table;
+    if (is_elf(r.bundle_file)) {
+      return tritonrt::cli::print_embedded(out, r.bundle_file, tritonrt::read_embedded_bundles(r.bundle_file, check),
+                                           r.json);
+    }
     return tritonrt::cli::print_bundle(out, tritonrt::read_bundle(r.bundle_file, check), r.json);
   }
   tritonrt::BundleFilter filter;
@@ -383,7 +430,7 @@ void run(const Request& r, std::ostream& out) {
   for (const auto& list : r.targets) {
     for (auto& t : parse_targets(list)) filter.targets.push_back(std::move(t));
   }
-  create(out, r.bundle_file, std::move(filter), r.calls);
+  create(out, r.bundle_file, std::move(filter), r.calls, r.depfile);
 }
 
 // The results reach the real standard output only at the end, whole: while a command runs,

@@ -2,7 +2,8 @@
 // Python, Triton or the kernels' .py files.
 //
 //     tritonrt bundle create kernels.trb                  # everything in this machine's index
-//     tritonrt::load_bundle("kernels.trb");               // or TRITONRT_BUNDLE=kernels.trb
+//     tritonrt::load_bundle("kernels.trb");               // or TRITONRT_BUNDLE=kernels.trb,
+//                                                         // or embedded: tritonrt_add_kernels in CMake
 //     auto& add = tritonrt::JitFunction::get("kernels/add.py", "add_kernel");  // from the bundle
 //
 // A bundled kernel is found by its module's name and its own name ("add:add_kernel" for
@@ -30,6 +31,10 @@ struct BundleKernel {
   std::size_t choices = 0;           ///< autotuners' choices
   std::size_t heuristic_values = 0;  ///< heuristics' values, one per input they were run on
   std::size_t bytes = 0;             ///< its binaries' size
+  /// The files its artifacts were compiled from (its .py file, the modules it reads, Triton's
+  /// version file), where they were when it was bundled: what a build that bundles it
+  /// depends on. Filled by create_bundle and by BundleCheck::everything (empty otherwise).
+  std::vector<std::string> files;
 };
 
 /// What a bundle holds.
@@ -71,11 +76,27 @@ enum class BundleCheck {
 /// a whole bundle this tritonrt reads.
 BundleInfo read_bundle(const std::filesystem::path& path, BundleCheck check = BundleCheck::table);
 
+/// What the bundles embedded in the ELF program or shared library `binary` hold (those
+/// tritonrt_add_kernels linked into it), in the order they lie there; none when it has none.
+/// Throws ArtifactError for a file that is not a 64-bit ELF file or holds a damaged bundle.
+std::vector<BundleInfo> read_embedded_bundles(const std::filesystem::path& binary,
+                                              BundleCheck check = BundleCheck::table);
+
 /// Makes the bundle's kernels available to JitFunction::get in this process, before the
 /// index and Python; binaries are read, checked against their checksums and loaded onto a
 /// device on first use. A kernel in several loaded bundles comes from the first loaded.
 /// TRITONRT_BUNDLE (paths separated by ':') loads bundles before the first kernel is got.
 /// Loading the same file twice loads it once. Throws ArtifactError as read_bundle does.
 BundleInfo load_bundle(const std::filesystem::path& path);
+
+/// Registers a bundle embedded in the program: the code tritonrt_add_kernels generates calls
+/// it before main(). Its kernels are available with no call, before TRITONRT_BUNDLE's, the
+/// index and Python, checked as a loaded file's are; it is read at the first JitFunction::get
+/// (a damaged one is an ArtifactError then). `bytes` live as long as the process; `name` says
+/// where it is in messages. TRITONRT_EMBEDDED_BUNDLES=off leaves the embedded bundles unused.
+void register_embedded_bundle(const void* bytes, std::size_t size, const char* name) noexcept;
+
+/// What the program's embedded bundles hold (reading them now if they were not read yet).
+std::vector<BundleInfo> embedded_bundles();
 
 }  // namespace tritonrt

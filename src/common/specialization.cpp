@@ -93,7 +93,11 @@ ParamCode specialize_fixed(const SpecializationRules& rules, const ParamRule& p,
 // "[1][0]": where an element sits in its parameter's tuple, for messages.
 std::string element_path(std::span<const std::size_t> path) {
   std::string out;
-  for (const std::size_t i : path) out += "[" + std::to_string(i) + "]";
+  for (const std::size_t i : path) {
+    out += '[';
+    out += std::to_string(i);
+    out += ']';
+  }
   return out;
 }
 

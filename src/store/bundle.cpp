@@ -15,6 +15,7 @@
 #include "common/log.h"
 #include "common/record_key.h"
 #include "common/sha256.h"
+#include "store/elf.h"
 #include "store/files.h"
 #include "store/index.h"
 #include "store/triton_cache.h"
@@ -26,10 +27,19 @@ namespace tritonrt::detail {
 constexpr std::size_t kMaxHeader = 256;
 constexpr std::size_t kMaxTable = std::size_t{256} << 20;  // a million kernels' lines
 
-// A bundle file mapped read-only for the life of the object: its table parsed, its binaries
-// where the table says.
+// A bundle file mapped read-only for the life of the object (or a bundle embedded in the
+// program, read where it lies): its table parsed, its binaries where the table says.
 class MappedBundle {
  public:
+  /// A bundle embedded in the program (by tritonrt_add_kernels) or copied out of a binary;
+  /// `bytes` outlive the object. `name` says where it is, for messages.
+  MappedBundle(std::string name, std::string_view bytes) : path_(std::move(name)), embedded_(true) {
+    size_ = bytes.size();
+    data_ = bytes.data();
+    read_header(bytes.substr(0, std::min(size_, kMaxHeader)));
+    read_table();
+  }
+
   explicit MappedBundle(const std::filesystem::path& path) : path_(path) {
     const InputFile file(path);  // a FIFO or device is refused without being opened
     if (!file.error().empty()) raise<ArtifactError>({}, "the bundle {} {}", path.string(), file.error());
@@ -121,7 +131,7 @@ class MappedBundle {
 
  private:
   void unmap() {
-    if (data_ != nullptr) ::munmap(const_cast<char*>(data_), size_);
+    if (data_ != nullptr && !embedded_) ::munmap(const_cast<char*>(data_), size_);
     data_ = nullptr;
   }
 
@@ -195,6 +205,7 @@ class MappedBundle {
   }
 
   std::filesystem::path path_;
+  bool embedded_ = false;  ///< not mapped here: nothing to unmap
   const char* data_ = nullptr;
   std::size_t size_ = 0;
   std::size_t data_start_ = 0;  ///< where the data (entries and binaries) starts
@@ -220,8 +231,16 @@ BundleInfo describe(const MappedBundle& bundle) {
   info.created_by = bundle.created_by();
   info.bytes = bundle.size();
   for (const auto& k : bundle.kernels()) {
-    info.kernels.push_back({k->identity, k->source, k->name, k->targets, k->artifact_count, k->choice_count,
-                            k->heuristic_count, k->bytes});
+    info.kernels.push_back({k->identity,
+                            k->source,
+                            k->name,
+                            k->targets,
+                            k->artifact_count,
+                            k->choice_count,
+                            k->heuristic_count,
+                            k->bytes,
+                            {}});
+    for (const auto& [path, sha] : k->files) info.kernels.back().files.push_back(path);  // read: complete
   }
   return info;
 }
@@ -233,6 +252,15 @@ struct LoadedBundles {
   std::map<std::string, MappedKernel*, std::less<>> kernels;
   bool environment_read = false;
   std::string environment_error;  ///< why TRITONRT_BUNDLE's bundles could not be loaded
+  // The program's embedded bundles: registered before main() (by the code
+  // tritonrt_add_kernels generates), read at the first lookup, before TRITONRT_BUNDLE's.
+  struct Embedded {
+    std::string_view bytes;
+    std::string name;
+  };
+  std::vector<Embedded> embedded;
+  std::size_t embedded_read = 0;  ///< how many of `embedded` were read
+  std::string embedded_error;     ///< why one could not be
 
   static LoadedBundles& get() {
     static LoadedBundles* const loaded = new LoadedBundles;  // kernels point into it until exit
@@ -246,7 +274,31 @@ struct LoadedBundles {
     for (const auto& b : bundles) {
       if (b->path() == (ec ? path : canonical)) return *b;
     }
-    auto bundle = std::make_unique<MappedBundle>(ec ? path : canonical);
+    return add(std::make_unique<MappedBundle>(ec ? path : canonical));
+  }
+
+  // With `mutex` held: the embedded bundles registered since the last call, unless
+  // TRITONRT_EMBEDDED_BUNDLES=off.
+  void load_embedded() {
+    if (embedded_read == embedded.size()) return;
+    const char* setting = std::getenv("TRITONRT_EMBEDDED_BUNDLES");
+    if (setting != nullptr && std::string_view(setting) == "off") {
+      if (embedded_read == 0) log(LogLevel::info, "TRITONRT_EMBEDDED_BUNDLES=off: the program's bundles are not used");
+      embedded_read = embedded.size();
+      return;
+    }
+    for (; embedded_read < embedded.size(); ++embedded_read) {
+      const Embedded& e = embedded[embedded_read];
+      try {
+        add(std::make_unique<MappedBundle>(e.name, e.bytes));
+      } catch (const Error& error) {
+        embedded_error += (embedded_error.empty() ? "" : "; ") + without_prefix(error.what());
+      }
+    }
+  }
+
+  // With `mutex` held.
+  const MappedBundle& add(std::unique_ptr<MappedBundle> bundle) {
     for (const auto& kernel : bundle->kernels()) {
       const auto [it, added] = kernels.emplace(kernel->identity, kernel.get());
       if (!added) {
@@ -318,7 +370,9 @@ std::string bundle_identity(std::string_view source, std::string_view name) {
 const MappedKernel* find_bundled(std::string_view source, std::string_view name, std::string& why) {
   auto& loaded = LoadedBundles::get();
   std::lock_guard lock(loaded.mutex);
+  loaded.load_embedded();
   loaded.load_environment();
+  if (!loaded.embedded_error.empty()) raise<ArtifactError>({name}, loaded.embedded_error);
   if (!loaded.environment_error.empty()) raise<ArtifactError>({name}, loaded.environment_error);
   if (loaded.bundles.empty()) return nullptr;
   const auto it = loaded.kernels.find(bundle_identity(source, name));
@@ -368,21 +422,24 @@ std::optional<Artifact> bundled_artifact(const MappedKernel& kernel, const std::
   return artifact;
 }
 
+// Every kernel's entry and binary against its checksum and target (BundleCheck::everything).
+void check_everything(const MappedBundle& bundle) {
+  for (const auto& kernel : bundle.kernels()) {
+    bundle.complete(*kernel);
+    for (const auto& [key, binary] : kernel->artifacts) {
+      const Target target = metadata_target(*kernel, key, binary);
+      bundled_artifact(*kernel, key, target);
+    }
+  }
+}
+
 }  // namespace tritonrt::detail
 
 namespace tritonrt {
 
 BundleInfo read_bundle(const std::filesystem::path& path, BundleCheck check) {
   detail::MappedBundle bundle(path);
-  if (check == BundleCheck::everything) {
-    for (const auto& kernel : bundle.kernels()) {
-      bundle.complete(*kernel);
-      for (const auto& [key, binary] : kernel->artifacts) {
-        const Target target = detail::metadata_target(*kernel, key, binary);
-        detail::bundled_artifact(*kernel, key, target);
-      }
-    }
-  }
+  if (check == BundleCheck::everything) detail::check_everything(bundle);
   return detail::describe(bundle);
 }
 
@@ -390,6 +447,46 @@ BundleInfo load_bundle(const std::filesystem::path& path) {
   auto& loaded = detail::LoadedBundles::get();
   std::lock_guard lock(loaded.mutex);
   return detail::describe(loaded.load(path));
+}
+
+void register_embedded_bundle(const void* bytes, std::size_t size, const char* name) noexcept {
+  try {
+    auto& loaded = detail::LoadedBundles::get();
+    std::lock_guard lock(loaded.mutex);
+    const std::string_view view(static_cast<const char*>(bytes), size);
+    for (const auto& e : loaded.embedded) {
+      if (e.bytes.data() == view.data()) return;  // one object registering twice
+    }
+    loaded.embedded.push_back({view, name});
+  } catch (...) {
+    // Out of memory before main(): the bundle is not available, and getting its kernels
+    // says what is missing (nothing may throw out of a static initializer).
+  }
+}
+
+std::vector<BundleInfo> embedded_bundles() {
+  auto& loaded = detail::LoadedBundles::get();
+  std::lock_guard lock(loaded.mutex);
+  loaded.load_embedded();
+  if (!loaded.embedded_error.empty()) detail::raise<ArtifactError>({}, loaded.embedded_error);
+  std::vector<BundleInfo> out;
+  for (const auto& e : loaded.embedded) {
+    for (const auto& b : loaded.bundles) {
+      if (b->path() == e.name) out.push_back(detail::describe(*b));
+    }
+  }
+  return out;
+}
+
+std::vector<BundleInfo> read_embedded_bundles(const std::filesystem::path& binary, BundleCheck check) {
+  const std::string section = detail::elf_section(binary, detail::kEmbeddedSection);
+  std::vector<BundleInfo> out;
+  for (const auto& [offset, bytes] : detail::embedded_records(section, binary.string())) {
+    detail::MappedBundle bundle(binary.string() + " (embedded bundle " + std::to_string(out.size() + 1) + ")", bytes);
+    if (check == BundleCheck::everything) detail::check_everything(bundle);
+    out.push_back(detail::describe(bundle));
+  }
+  return out;
 }
 
 }  // namespace tritonrt

@@ -168,7 +168,7 @@ BundleInfo create_bundle(const std::filesystem::path& out, const BundleFilter& f
   if (const std::string why = detail::write_whole_file(out, writer.file()); !why.empty()) {
     detail::raise<ArtifactError>({}, "cannot create the bundle {}: {}", out.string(), why);
   }
-  BundleInfo info = read_bundle(out);
+  BundleInfo info = read_bundle(out, BundleCheck::everything);  // what was written reads back whole
   info.skipped = std::move(skipped);
   return info;
 }

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "stand_in_driver.h"
+#include "store/files.h"
 #include "tritonrt/bundle.h"
 
 namespace tritonrt::test {
@@ -104,6 +105,68 @@ TEST(BundleChild, ServesFromTheEnvironmentsBundle) {
       fn.compile(Target::parse("cuda:80"), {}, fptr(16), fptr(20), 4096, 1, 0.5, true, std::nullopt, 64, "fast");
   std::printf("served from %s\n", artifact->cache_dir.c_str());
   EXPECT_FALSE(python_is_mapped());
+}
+
+// As the code tritonrt_add_kernels generates does, before main(): the bundle at
+// TRITONRT_TEST_EMBED, registered as embedded in this program (Bundle.AnEmbeddedBundleComesFirst).
+const std::string* const g_embedded = [] {
+  const char* path = std::getenv("TRITONRT_TEST_EMBED");
+  if (path == nullptr) return static_cast<std::string*>(nullptr);
+  std::string why;
+  auto* bytes = new std::string(detail::read_file(path, std::size_t{1} << 30, why).value_or(""));
+  register_embedded_bundle(bytes->data(), bytes->size(), "deploy.trb embedded in the test");
+  return bytes;
+}();
+
+// Run by the test below with TRITONRT_TEST_EMBED and TRITONRT_BUNDLE naming the same bundle.
+TEST(BundleChild, ServesFromTheEmbeddedBundleFirst) {
+  if (g_embedded == nullptr) GTEST_SKIP() << "run by Bundle.AnEmbeddedBundleComesFirst";
+  auto& fn = JitFunction::get((kDeployed / "signatures.py").string(), "plain");
+  const auto artifact =
+      fn.compile(Target::parse("cuda:90"), {}, fptr(16), fptr(20), 4096, 1, 0.5, true, std::nullopt, 64, "fast");
+  std::printf("served from %s\n", artifact->cache_dir.c_str());
+  std::printf("embedded bundles: %zu\n", embedded_bundles().size());
+  EXPECT_FALSE(python_is_mapped());
+}
+
+TEST(Bundle, AnEmbeddedBundleComesFirst) {
+  const std::string env = "TRITONRT_CACHE_DIR='" + (scratch->dir / "empty-index").string() + "' TRITONRT_BUNDLE='" +
+                          deploy_bundle().string() + "' TRITONRT_TEST_EMBED='" + deploy_bundle().string() + "' ";
+  const auto [status, out] = run_child("BundleChild.ServesFromTheEmbeddedBundleFirst", env);
+  EXPECT_EQ(status, 0) << out;
+  EXPECT_NE(out.find("served from deploy.trb embedded in the test"), std::string::npos) << out;
+  EXPECT_NE(out.find("embedded bundles: 1"), std::string::npos) << out;
+  // Turned off, the same program is served by TRITONRT_BUNDLE's.
+  const auto [off, served] =
+      run_child("BundleChild.ServesFromTheEmbeddedBundleFirst", env + "TRITONRT_EMBEDDED_BUNDLES=off ");
+  EXPECT_EQ(off, 0) << served;
+  EXPECT_NE(served.find("served from " + fs::weakly_canonical(deploy_bundle()).string()), std::string::npos) << served;
+  // A damaged embedded bundle is an error at the first get, naming it.
+  const fs::path cut = scratch->dir / "cut.trb";
+  write(cut, read(deploy_bundle()).substr(0, 200));
+  const auto [damaged, said] =
+      run_child("BundleChild.ServesFromTheEmbeddedBundleFirst", env + "TRITONRT_TEST_EMBED='" + cut.string() + "' ");
+  EXPECT_NE(damaged, 0) << said;
+  EXPECT_NE(said.find("the bundle deploy.trb embedded in the test"), std::string::npos) << said;
+}
+
+// `bundle list` of a program: the bundles it embeds (none here), and a file that is neither
+// a bundle nor an ELF file is said to be neither.
+TEST(Bundle, TheCliListsWhatAProgramEmbeds) {
+  const auto [status, out] = cli("bundle list /proc/self/exe");
+  EXPECT_EQ(status, 0) << out;
+  EXPECT_NE(out.find("embeds 0 bundles"), std::string::npos) << out;
+  EXPECT_TRUE(read_embedded_bundles("/proc/self/exe").empty());
+  const fs::path text = scratch->dir / "not-elf";
+  write(text,
+        "\x7f"
+        "ELFbut not really");
+  try {
+    (void)read_embedded_bundles(text);
+    ADD_FAILURE() << "a file that is no ELF file was read";
+  } catch (const ArtifactError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot read the bundles embedded in"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Bundle, TritonrtBundleLoadsBundles) {
