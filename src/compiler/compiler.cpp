@@ -215,7 +215,10 @@ KernelDescription kernel_description(std::string_view source, std::string_view n
     why += "; tritonrt's index cannot serve it: " + index_why;
     log_about(LogLevel::debug, {name}, "not served by a bundle or the index ({}): loading it through Python", why);
   }
-  const PythonSide& python = python_side({name}, fmt::format("cannot be loaded from '{}' ({})", source, why));
+  // Named arguments: with temporaries GCC 13 warns that the (process-wide) result may dangle.
+  const ErrorSite site{name};
+  const std::string unavailable = fmt::format("cannot be loaded from '{}' ({})", source, why);
+  const PythonSide& python = python_side(site, unavailable);
   Compiler* compiler = python.compiler;
   std::string description;
   {
