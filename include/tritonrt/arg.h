@@ -248,10 +248,11 @@ struct ArgTraits<std::optional<T>> {
   }
 };
 
-/// Packs one C++ value; arrays of char (string literals) decay to const char*.
+/// Packs one C++ value; an array decays to a pointer to its const elements (a string literal
+/// to const char*, a host array `float a[16]` to const float*).
 template <class T>
 inline void pack_arg(Arg& a, const T& v) {
-  ArgTraits<std::decay_t<T>>::pack(a, v);
+  ArgTraits<std::decay_t<const T>>::pack(a, v);
 }
 
 /// One packed value, built in place (so the defaults it overwrites cost nothing). A tuple

@@ -121,7 +121,7 @@ void Resolution::reshape_descriptors(const BlockShapeChanges& changes) {
       reshaped.set_block_shape(block);
     } catch (const ArgumentError& e) {
       raise<ArgumentError>(param_site(kernel.signature, param), "was given a block shape by an autotune hook: {}",
-                           e.what());
+                           without_prefix(e.what()));
     }
     descriptors.push_back(reshaped);
     args[param].object = &descriptors.back();

@@ -316,6 +316,7 @@ TEST(TensorDescriptor, ABlockShapeAHookSetsIsCheckedAsAnyOther) {
   EXPECT_NE(error.find("parameter 'a_desc' (#0): was given a block shape by an autotune hook"), std::string::npos)
       << error;
   EXPECT_NE(error.find("block shape element 0 is 48, not a power of 2"), std::string::npos) << error;
+  EXPECT_EQ(error.find("tritonrt:", 1), std::string::npos) << "one prefix, not one per message quoted: " << error;
 }
 
 }  // namespace

@@ -72,6 +72,18 @@ TEST(Specialization, EveryPointerElementType) {
                 reinterpret_cast<long long*>(64), 5, 6, 1.0, true, std::nullopt, 8, 0);
 }
 
+// A C array (managed memory, say) passes its address as its element pointer, const or not.
+TEST(Specialization, ArraysPassTheirAddress) {
+  alignas(16) static float data[16];
+  alignas(16) static const float constant[16] = {};
+  char name[5] = "fast";
+  const auto address = [](const void* p) { return std::to_string(reinterpret_cast<std::uintptr_t>(p)); };
+  EXPECT_PARITY("plain",
+                "[P(" + address(data) + ",'float32'), P(" + address(constant) + ",'float32'), 5, 6, 1.0, True, None, "
+                "8, 'fast']",
+                data, constant, 5, 6, 1.0, true, std::nullopt, 8, name);
+}
+
 TEST(Specialization, AnnotationsFixTheType) {
   EXPECT_PARITY("annotated", "[P(16,'float16'), P(36,'float32'), 5, 1, 16, 2.5, True, 32]", dptr(16, DType::fp16),
                 fptr(36), 5, 1, 16u, 2.5, true, 32);
