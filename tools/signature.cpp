@@ -14,10 +14,12 @@ namespace {
   throw SignatureError(what + ": '" + std::string(token) + "'");
 }
 
+// The comma-separated tokens of `text`, a tuple's parentheses and a string's quotes kept whole.
 std::vector<std::string_view> split(std::string_view text) {
   std::vector<std::string_view> tokens;
   std::size_t start = 0;
   char quote = 0;
+  int depth = 0;
   for (std::size_t i = 0; i <= text.size(); ++i) {
     const char c = i < text.size() ? text[i] : ',';
     if (quote != 0) {
@@ -25,7 +27,13 @@ std::vector<std::string_view> split(std::string_view text) {
       if (c == quote) quote = 0;
     } else if (c == '\'' || c == '"') {
       quote = c;
-    } else if (c == ',') {
+    } else if (c == '(') {
+      ++depth;
+    } else if (c == ')') {
+      if (--depth < 0) fail("a ')' closes no tuple", text.substr(start, i + 1 - start));
+    } else if (c == ',' && depth > 0 && i == text.size()) {
+      fail("a '(' opens a tuple that is not closed", text.substr(start));
+    } else if (c == ',' && depth == 0) {
       std::string_view token = text.substr(start, i - start);
       while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
       while (!token.empty() && token.back() == ' ') token.remove_suffix(1);
@@ -131,7 +139,7 @@ std::optional<Arg> parse_float(std::string_view token) {
   return a;
 }
 
-Arg parse_token(std::string_view token, std::deque<std::string>& strings);
+Arg parse_token(std::string_view token, SignatureStorage& storage, int depth = 0);
 
 Arg parse_number(std::string_view token) {
   const bool looks_float = token.find_first_of(".eEnN") != std::string_view::npos && !token.starts_with("0x") &&
@@ -140,9 +148,34 @@ Arg parse_number(std::string_view token) {
   fail("not a number, pointer, string, bool, None or dtype (as Python would read it)", token);
 }
 
-Arg parse_token(std::string_view token, std::deque<std::string>& strings) {
+// Deeper tuples than a kernel could read (tritonrt's specializer takes 32 levels).
+constexpr int kMaxTupleDepth = 32;
+
+// "(a, b)", "(a,)", "()": a tuple, its elements in storage.
+Arg parse_tuple(std::string_view token, SignatureStorage& storage, int depth) {
+  if (depth == kMaxTupleDepth) fail("tuples nest deeper than " + std::to_string(kMaxTupleDepth) + " levels", token);
+  std::string_view inner = token.substr(1, token.size() - 2);
+  while (!inner.empty() && inner.back() == ' ') inner.remove_suffix(1);
+  std::vector<Arg> elements;
+  if (!inner.empty()) {
+    const bool trailing_comma = inner.back() == ',';
+    if (trailing_comma) inner.remove_suffix(1);
+    const auto tokens = split(inner);
+    if (tokens.size() == 1 && !trailing_comma) {
+      fail("parentheses around one value are no tuple; a one-element tuple is written (x,)", token);
+    }
+    for (const std::string_view t : tokens) elements.push_back(parse_token(t, storage, depth + 1));
+  }
+  return tuple_arg(storage.tuples.emplace_back(std::move(elements)));
+}
+
+Arg parse_token(std::string_view token, SignatureStorage& storage, int depth) {
   Arg a;
   if (token.empty()) fail("empty argument in --signature", token);
+  if (token.front() == '(') {
+    if (token.back() != ')') fail("a tuple must end with ')'", token);
+    return parse_tuple(token, storage, depth);
+  }
   if (token[0] == '*') {
     const auto colon = token.find(':');
     const std::string_view type = token.substr(1, colon == std::string_view::npos ? std::string_view::npos : colon - 1);
@@ -163,8 +196,8 @@ Arg parse_token(std::string_view token, std::deque<std::string>& strings) {
   if (token == "None") return a;
   if (token.front() == '\'' || token.front() == '"') {
     if (token.size() < 2 || token.back() != token.front()) fail("a string must be quoted at both ends", token);
-    strings.emplace_back(token.substr(1, token.size() - 2));
-    pack_arg(a, std::string_view(strings.back()));
+    storage.strings.emplace_back(token.substr(1, token.size() - 2));
+    pack_arg(a, std::string_view(storage.strings.back()));
     return a;
   }
   if (token.starts_with("dtype:") || token.starts_with("tl.")) {
@@ -202,9 +235,9 @@ Arg parse_token(std::string_view token, std::deque<std::string>& strings) {
 
 }  // namespace
 
-std::vector<Arg> parse_signature(std::string_view text, std::deque<std::string>& strings) {
+std::vector<Arg> parse_signature(std::string_view text, SignatureStorage& storage) {
   std::vector<Arg> args;
-  for (const std::string_view token : split(text)) args.push_back(parse_token(token, strings));
+  for (const std::string_view token : split(text)) args.push_back(parse_token(token, storage));
   return args;
 }
 

@@ -24,8 +24,15 @@ class SignatureError : public std::invalid_argument {
 inline constexpr std::uintptr_t kAlignedAddress = 0x10000;
 inline constexpr std::uintptr_t kUnalignedAddress = 0x10004;
 
-/// The arguments `text` describes; string arguments point into `strings`, which must outlive
-/// them. Throws SignatureError.
-std::vector<Arg> parse_signature(std::string_view text, std::deque<std::string>& strings);
+/// What parsed arguments point at: strings' text, tuples' elements. Outlives the arguments.
+struct SignatureStorage {
+  std::deque<std::string> strings;
+  std::deque<std::vector<Arg>> tuples;  ///< each tuple's elements, side by side
+};
+
+/// The arguments `text` describes; strings and tuples point into `storage`. A tuple is
+/// written as Python writes one: `(*fp32,*fp16)`, `(1,)`, `()`, nested `((2.0,1),(3,None))`.
+/// Throws SignatureError.
+std::vector<Arg> parse_signature(std::string_view text, SignatureStorage& storage);
 
 }  // namespace tritonrt::cli

@@ -52,6 +52,7 @@ constexpr const char* kSignatureHelp = R"(ARGS describes one call, comma-separat
   0.5, 1e-6            a floating-point value
   True, False, None    a bool, None
   'text'               a string (constexpr parameters)
+  (*fp32,*fp16), (1,)  a tuple, as Python writes it (nested: ((2.0,1),(3,None)); empty: ())
   dtype:fp16           a dtype (constexpr parameters), e.g. tl.float16
   i64:7                a scalar whose type is fixed (as tritonrt::scalar), specialized by its
                        value as Triton's JIT does: Triton's AOT i32:16 (divisible by 16) means
@@ -143,10 +144,10 @@ std::vector<tritonrt::Target> parse_targets(const std::string& list) {
   }
 }
 
-std::vector<tritonrt::Arg> parse_call(const std::string& signature, std::deque<std::string>& strings,
+std::vector<tritonrt::Arg> parse_call(const std::string& signature, tritonrt::cli::SignatureStorage& storage,
                                       const std::string& where) {
   try {
-    return tritonrt::cli::parse_signature(signature, strings);
+    return tritonrt::cli::parse_signature(signature, storage);
   } catch (const tritonrt::cli::SignatureError& e) {
     usage_error(where + e.what());
   }
@@ -231,8 +232,8 @@ void create(std::ostream& out, const std::filesystem::path& file, tritonrt::Bund
     const std::size_t total = calls.size() * filter.targets.size();
     std::size_t done = 0;
     for (const auto& call : calls) {
-      std::deque<std::string> strings;
-      const auto args = parse_call(call.signature, strings, calls_file + ", " + call.name + ": ");
+      tritonrt::cli::SignatureStorage storage;
+      const auto args = parse_call(call.signature, storage, calls_file + ", " + call.name + ": ");
       auto& fn = tritonrt::JitFunction::get(call.source, call.name);
       filter.kernels.push_back(call.source + ":" + call.name);
       const bool tuned = is_autotuned(fn);
@@ -401,8 +402,8 @@ void run(const Request& r, std::ostream& out) {
   if (*r.signature || *r.compile) {
     const auto [source, name] = kernel_argument(r.kernel);
     if (names_a_module(source)) search_current_folder_first();
-    std::deque<std::string> strings;
-    const auto args = *r.compile ? parse_call(r.signature_text, strings, "") : std::vector<tritonrt::Arg>{};
+    tritonrt::cli::SignatureStorage storage;
+    const auto args = *r.compile ? parse_call(r.signature_text, storage, "") : std::vector<tritonrt::Arg>{};
     if (*r.compile && r.compile->count("--target") > 0 && r.target.empty()) {
       usage_error("--target needs a target (cuda:90, hip:gfx942, ...); leave it out for the current GPU");
     }

@@ -178,6 +178,15 @@ def test_compile_stores_the_binary_in_tritons_cache_folder(run, cache_dir):
                      "cuda:90", id="autotuned-fn"),
         pytest.param("signatures", "heuristic.fn", "*fp32,100,False,32", lambda: [fp32(), 100, False, 32], {},
                      "cuda:90", id="heuristics-fn"),
+        # Tuples, as Python writes them: nested, with elements that specialize to constexprs.
+        pytest.param("tuple_kernels", "tuple_combine", "(*fp32,*fp16),*fp32,((2.0,1),(3,None)),1000,128",
+                     lambda: [(fp32(), ref.HostPointer(ALIGNED, "float16")), fp32(), ((2.0, 1), (3, None)), 1000, 128],
+                     {}, "cuda:90", id="tuples"),
+        pytest.param("tuple_kernels", "tuple_combine", "(*fp32:unaligned,),*fp32,((0.5,),(1099511627776,0.25)),16,64",
+                     lambda: [(ref.HostPointer(ALIGNED + 4, "float32"), ), fp32(), ((0.5, ), (2**40, 0.25)), 16, 64],
+                     {}, "cuda:80", id="one-element-tuples"),
+        pytest.param("tuple_kernels", "tuple_shape", "*fp32,*fp32,64,(16,32)", lambda: [fp32(), fp32(), 64, (16, 32)],
+                     {}, "cuda:90", id="constexpr-tuple"),
     ],
 )
 def test_compile_hash_equals_tritons_jit(run, source, name, signature, args, options, target):
@@ -295,6 +304,8 @@ def compile_args(spec, signature=PLAIN_ARGS, target="cuda:90"):
         pytest.param(compile_args(f"{SIGNATURES}:plain", "*fp32:aligned,*fp32"), ["*fp32:aligned"],
                      id="bad-pointer-suffix"),
         pytest.param(compile_args(f"{SIGNATURES}:plain", "*fp32,'open"), ["unterminated"], id="unterminated-string"),
+        pytest.param(compile_args(f"{SIGNATURES}:plain", "(*fp32,*fp32"), ["not closed"], id="unclosed-tuple"),
+        pytest.param(compile_args(f"{SIGNATURES}:plain", "(*fp32),*fp32"), ["(x,)"], id="parenthesized-value"),
         pytest.param(compile_args(f"{SIGNATURES}:plain", "*fp32,*fp32"), ["plain", "'n'", "9", "2"],
                      id="too-few-arguments"),
         pytest.param(compile_args(f"{SIGNATURES}:plain", PLAIN_ARGS + ",5"), ["plain", "9", "10"],
