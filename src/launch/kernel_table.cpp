@@ -5,18 +5,17 @@ namespace tritonrt::detail {
 namespace {
 
 // `a` with what it points at (a string's text, a tuple's elements) copied into the entry.
-Arg owned(const Arg& a, std::deque<std::string>& strings, std::deque<Arg>& elements) {
+Arg owned(const Arg& a, std::deque<std::string>& strings, std::deque<std::vector<Arg>>& tuples) {
   Arg copy = a;
   if (a.kind == ArgKind::string) {
     const std::string& text = strings.emplace_back(a.value.s, a.size);
     copy.value.s = text.data();
   } else if (a.kind == ArgKind::tuple) {
-    // The elements side by side (deque appends never move the ones before), then theirs.
-    const auto given = a.elements();
-    const std::size_t first = elements.size();
-    for (const Arg& e : given) elements.push_back(e);
-    for (std::size_t i = 0; i < given.size(); ++i) elements[first + i] = owned(given[i], strings, elements);
-    copy.object = given.empty() ? nullptr : &elements[first];
+    // Each tuple's elements in a vector of their own: side by side, and never moved.
+    std::vector<Arg> elements;
+    elements.reserve(a.value.u);
+    for (const Arg& e : a.elements()) elements.push_back(owned(e, strings, tuples));
+    copy.object = tuples.emplace_back(std::move(elements)).data();
   }
   return copy;
 }
@@ -40,7 +39,7 @@ CacheEntry::CacheEntry(std::uint64_t h, CallCodes call, std::span<const Arg> arg
       descriptors[i].emplace(*static_cast<const TensorDescriptor*>(a.object));
       a.object = &*descriptors[i];
     } else {
-      a = owned(a, strings, elements);
+      a = owned(a, strings, tuples);
     }
   }
 }

@@ -44,7 +44,7 @@ struct CacheEntry {
   std::vector<Arg> constexprs;                   ///< per parameter; meaningful for constexpr and descriptor ones
   std::vector<std::uint16_t> constexpr_indices;  ///< and the descriptors' (their block shapes are key)
   std::deque<std::string> strings;               ///< owned copies behind string constexprs (in tuples too)
-  std::deque<Arg> elements;                      ///< owned copies of constexpr tuples' elements
+  std::deque<std::vector<Arg>> tuples;           ///< owned copies of constexpr tuples' elements, a vector each
   std::vector<std::optional<TensorDescriptor>> descriptors;  ///< copies behind descriptors (empty: none)
   OptionsKey options{CompileOptions{}};
   ModuleFunction kernel;

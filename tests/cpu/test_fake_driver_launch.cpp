@@ -15,6 +15,7 @@
 #include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "fake_cuda.h"
 #include "tritonrt/tritonrt.h"
@@ -372,6 +373,30 @@ TEST_F(FakeDriverLaunch, PassesATuplesRuntimeElementsInOrder) {
      std::make_tuple(std::make_pair(2.0, 1), std::make_tuple(std::int64_t{1} << 40, std::nullopt)), 1000, 128);
   EXPECT_EQ(stats().module_loads, 2u);
   EXPECT_EQ(last_launch().function, launch.function);
+}
+
+// A constexpr tuple is kept in the cache entry (its elements copied, more than fill one block
+// of a deque) and compared element by element: the same tuple hits, another element misses.
+TEST_F(FakeDriverLaunch, ALongConstexprTupleIsKeptWhole) {
+  const std::string source = std::string(TRITONRT_TEST_KERNELS) + "/tuple_kernels.py";
+  auto& fn = JitFunction::get(source, "tuple_shape");
+  const auto launch = [&](int last) {
+    std::vector<Arg> elements;
+    elements.push_back(make_arg(16));
+    elements.push_back(make_arg(32));
+    for (int i = 2; i < 48; ++i) elements.push_back(make_arg(i == 47 ? last : i));
+    const Arg args[] = {make_arg(g_in), make_arg(g_out), make_arg(64), tuple_arg(elements)};
+    fn.launch_packed(grid(1), args);
+  };
+  launch(7);
+  launch(7);
+  EXPECT_EQ(stats().module_loads, 1u) << "the same constexpr tuple: a hit";
+  launch(8);
+  EXPECT_EQ(stats().module_loads, 2u) << "its last element differs: another kernel";
+  launch(7);
+  launch(8);
+  EXPECT_EQ(stats().module_loads, 2u);
+  EXPECT_EQ(stats().launches, 5u);
 }
 
 TEST_F(FakeDriverLaunch, AnAutotunerKeyedOnATupleIsAnArgumentError) {
