@@ -6,8 +6,9 @@ bench/results/launch_overhead.json, written by tritonrt_bench_launch on the same
 
     PYTHONPATH=build/python python bench/python_launch.py [bench/results/python_launch.json]
 
-Prints a table (medians of 50 repetitions of 2,000 launches, host microseconds per launch)
-and writes the JSON. Needs a GPU.
+Prints a table (medians of 50 repetitions of 2,000 launches, host microseconds per launch; the
+methods of one case take turns, repetition by repetition, so that a host busier at one moment
+weighs on each alike) and writes the JSON. Needs a GPU.
 """
 import json
 import os
@@ -30,19 +31,29 @@ os.environ.setdefault("GEMS_VENDOR", "nvidia")
 os.environ.setdefault("FLAGGEMS_DB_URL", "sqlite:///:memory:")
 
 
-def timed(launch, stream):
-    """Median host microseconds per call, with the queue drained before each repetition."""
-    samples = []
+def timed(launches, stream):
+    """Median host microseconds per call of each of `launches` (a list of callables), which
+    take turns; the queue is drained before each repetition."""
+    samples = [[] for _ in launches]
     for rep in range(3 + REPS):
-        stream.synchronize()
-        start = time.perf_counter_ns()
-        for _ in range(PER_REP):
-            launch()
-        elapsed = time.perf_counter_ns() - start
-        if rep >= 3:
-            samples.append(elapsed / PER_REP / 1000.0)
+        for launch, kept in zip(launches, samples):
+            stream.synchronize()
+            start = time.perf_counter_ns()
+            for _ in range(PER_REP):
+                launch()
+            elapsed = time.perf_counter_ns() - start
+            if rep >= 3:
+                kept.append(elapsed / PER_REP / 1000.0)
     stream.synchronize()
-    return statistics.median(samples)
+    return [statistics.median(kept) for kept in samples]
+
+
+def measured(case, methods, stream):
+    """Rows (case, method, median or why not) for {method: callable, or a string saying why
+    it is unavailable}, the callables timed together."""
+    runnable = {m: f for m, f in methods.items() if not isinstance(f, str)}
+    medians = dict(zip(runnable, timed(list(runnable.values()), stream)))
+    return [(case, m, medians.get(m, f)) for m, f in methods.items()]
 
 
 def launch_arguments(count):
@@ -78,15 +89,15 @@ def launch_rows(stream):
         compiled = kernel[grid](*args)
         fast[grid](*args)
         handle = stream.cuda_stream
-        rows.append((f"{count} args", "tritonrt launcher[grid](...)", timed(lambda: fast[grid](*args), stream)))
-        rows.append((f"{count} args", "tritonrt launcher[grid] alone", timed(lambda: fast[grid], stream)))
-        rows.append((f"{count} args", "Triton kernel[grid](...)", timed(lambda: kernel[grid](*args), stream)))
         run, function, packed = compiled.run, compiled.function, compiled.packed_metadata
-        rows.append((f"{count} args", "Triton CompiledKernel.run", timed(
-            lambda: run(1, 1, 1, handle, function, packed, None, None, None, *args), stream)))
         static = static_launcher(compiled, args)
-        rows.append((f"{count} args", "torch StaticallyLaunchedCudaKernel.run",
-                     static if isinstance(static, str) else timed(lambda: static(handle), stream)))
+        rows += measured(f"{count} args", {
+            "tritonrt launcher[grid](...)": lambda: fast[grid](*args),
+            "tritonrt launcher[grid] alone": lambda: fast[grid],
+            "Triton kernel[grid](...)": lambda: kernel[grid](*args),
+            "Triton CompiledKernel.run": lambda: run(1, 1, 1, handle, function, packed, None, None, None, *args),
+            "torch StaticallyLaunchedCudaKernel.run": static if isinstance(static, str) else lambda: static(handle),
+        }, stream)
     return rows
 
 
@@ -125,8 +136,10 @@ def library_rows(stream):
         fast = tritonrt.launcher(kernel)
         kernel[grid](*args, **kwargs)
         fast[grid](*args, **kwargs)
-        rows.append((name, "tritonrt launcher[grid](...)", timed(lambda: fast[grid](*args, **kwargs), stream)))
-        rows.append((name, "Triton kernel[grid](...)", timed(lambda: kernel[grid](*args, **kwargs), stream)))
+        rows += measured(name, {
+            "tritonrt launcher[grid](...)": lambda: fast[grid](*args, **kwargs),
+            "Triton kernel[grid](...)": lambda: kernel[grid](*args, **kwargs),
+        }, stream)
     return rows
 
 
@@ -136,8 +149,9 @@ def cpp_rows():
     if not path.is_file():
         return [], f"{path} is missing: run build/bench/tritonrt_bench_launch first for the C++ rows"
     data = json.loads(path.read_text())
-    rows = [(f"{r['args']} args", f"C++: {r['method']}", float(r["median_us"]))
-            for r in data.get("results", []) if "median_us" in r]
+    # Its argsN kernels are the Python rows' kernels; its other cases (desc2) keep their names.
+    rows = [(f"{r['args']} args" if r.get("kernel") == f"args{r['args']}" else r.get("kernel", "?"),
+             f"C++: {r['method']}", float(r["median_us"])) for r in data.get("results", []) if "median_us" in r]
     return rows, f"C++ rows from {path} ({data.get('device', '?')})"
 
 

@@ -150,9 +150,11 @@ def _setup():
         from triton.runtime import _async_compile
         from triton.runtime.jit import JITFunction, KernelInterface
         from . import _frontend as frontend
+        compiler_namespace = None
         try:  # Triton's driver reads torch's device and stream; tensors are torch's
             import torch
             _compiling = torch.compiler.is_compiling
+            compiler_namespace = vars(torch.compiler)
         except ImportError:
             pass
         pointers, language = _dtype_tables()
@@ -175,9 +177,14 @@ def _setup():
             descriptor_type=_descriptor_type("triton.tools.tensor_descriptor"),
             gluon_descriptor_type=_descriptor_type("triton.experimental.gluon.nvidia.hopper"),
             torch_api=_torch_api(),
+            compiler_namespace=compiler_namespace,
             pointer_dtypes=pointers,
             constexpr_dtypes=language,
         )
+        if compiler_namespace is None or "_is_compiling_flag" in compiler_namespace:
+            # launcher[grid] in C; the Python __getitem__ stays for what torch.compile traces
+            # (is_compiling() is that flag, read in C, where a torch has it).
+            frontend.fast_subscript(Launcher)
         del triton
         _frontend, _JITFunction, _KernelInterface = frontend, JITFunction, KernelInterface
         _ready = True
@@ -292,9 +299,13 @@ class Launcher:
     def __init__(self, kernel):
         _setup()
         self.kernel = kernel
-        self._bind = _kernel_for(kernel).bind
+        self._kernel = _kernel_for(kernel)  # read by the C subscript
+        self._bind = self._kernel.bind
 
-    def __getitem__(self, grid):
+    # What torch.compile traces. Outside it, launcher[grid] is the C subscript _setup() gives
+    # this class (the same result, without this frame). `*_` keeps it so: CPython calls a
+    # two-argument __getitem__ without *args directly, past the class's subscript slot.
+    def __getitem__(self, grid, *_):
         if _compiling():
             return self.kernel[grid]
         return self._bind(grid)

@@ -76,6 +76,7 @@ struct State {
   PyObject* original_run = nullptr;           ///< JITFunction.run as Triton defined it
   PyObject* original_getitem = nullptr;       ///< KernelInterface.__getitem__
   PyObject* routed_run = nullptr;             ///< this module's replacement of JITFunction.run
+  PyObject* compiler_namespace = nullptr;     ///< vars(torch.compiler), whose _is_compiling_flag is_compiling() reads
   const TorchApi* torch = nullptr;
   /// dtype objects by identity: torch's and triton.language's for pointers, the latter as constexprs.
   std::vector<std::pair<PyObject*, DType>> pointer_dtypes, constexpr_dtypes;
@@ -83,6 +84,7 @@ struct State {
   // Interned names.
   PyObject *s_data_ptr, *s_dtype, *s_is_cuda, *s_grid, *s_warmup, *s_active, *s_private_active;
   PyObject *s_get_current_device, *s_get_current_stream, *s_kernel_attr, *s_run;
+  PyObject *s_launcher_kernel, *s_getitem, *s_is_compiling_flag;
   PyObject *s_base, *s_shape, *s_strides, *s_block_shape, *s_padding, *s_round_f32_to_tf32, *s_layout;
 };
 State& state();
@@ -140,5 +142,7 @@ struct KernelObject;
 extern PyTypeObject KernelType, BoundType, RoutedRunType, RoutedGetitemType;
 /// The replacement of JITFunction.run (RoutedRunType) or __getitem__ (RoutedGetitemType).
 PyObject* make_routed(PyTypeObject* type);
+/// tritonrt.Launcher's subscript in C (launcher[grid] without running its Python __getitem__).
+PyObject* launcher_subscript(PyObject* self, PyObject* grid);
 
 }  // namespace tritonrt::frontend

@@ -30,8 +30,8 @@ KernelObject* kernel_of(PyObject* jit) {
 
 // The kernel's own references, visited and cleared alike.
 constexpr PyObject* KernelObject::*kReferences[] = {&KernelObject::target, &KernelObject::fallback_run,
-                                                   &KernelObject::jit,    &KernelObject::pre_run_hooks,
-                                                   &KernelObject::reason, &KernelObject::bound};
+                                                    &KernelObject::jit,    &KernelObject::pre_run_hooks,
+                                                    &KernelObject::reason, &KernelObject::bound};
 
 int kernel_traverse(PyObject* self, visitproc visit, void* arg) {
   auto* k = reinterpret_cast<KernelObject*>(self);
@@ -254,7 +254,35 @@ PyObject* routed_descr_get(PyObject* self, PyObject* obj, PyObject*) {
   return PyMethod_New(self, obj);
 }
 
+// Whether torch.compiler.is_compiling() would say so: torch.compile or torch.export is tracing
+// Python code as it runs (is_compiling() reads the flag; torch.jit.is_scripting() is false in Python).
+bool torch_is_compiling() {
+  State& s = state();
+  if (s.compiler_namespace == nullptr) return false;
+  PyObject* flag = PyDict_GetItemWithError(s.compiler_namespace, s.s_is_compiling_flag);  // borrowed
+  if (flag == nullptr) PyErr_Clear();
+  return flag == Py_True;
+}
+
 }  // namespace
+
+PyObject* launcher_subscript(PyObject* self, PyObject* grid) {
+  State& s = state();
+  if (!torch_is_compiling()) {
+    Ref kernel(PyObject_GenericGetAttr(self, s.s_launcher_kernel));  // Launcher's __getattr__ is for the kernel's
+    if (kernel && Py_TYPE(kernel.get()) == &KernelType)
+      return bind(reinterpret_cast<KernelObject*>(kernel.get()), grid);
+    PyErr_Clear();
+  }
+  // While tracing (and for an object whose Kernel is gone): the class's own __getitem__.
+  PyObject* method = _PyType_Lookup(Py_TYPE(self), s.s_getitem);  // borrowed
+  if (method == nullptr) {
+    PyErr_SetString(PyExc_TypeError, "tritonrt.Launcher has no __getitem__");
+    return nullptr;
+  }
+  PyObject* argv[] = {self, grid};
+  return PyObject_Vectorcall(method, argv, 2, nullptr);
+}
 
 PyObject* make_routed(PyTypeObject* type) {
   auto* r = PyObject_New(RoutedObject, type);

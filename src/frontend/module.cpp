@@ -68,6 +68,10 @@ PyObject* setup(PyObject*, PyObject* args, PyObject* kwargs) {
     }
     Py_XSETREF(s.*slot.field, Py_NewRef(value));
   }
+  PyObject* compiler_namespace = PyDict_GetItemString(kwargs, "compiler_namespace");
+  Py_XSETREF(s.compiler_namespace, compiler_namespace != nullptr && PyDict_Check(compiler_namespace)
+                                       ? Py_NewRef(compiler_namespace)
+                                       : nullptr);
   PyObject* tensor_type = PyDict_GetItemString(kwargs, "tensor_type");
   Py_XSETREF(s.tensor_type, tensor_type != nullptr && tensor_type != Py_None ? Py_NewRef(tensor_type) : nullptr);
   for (auto [name, field] : {std::pair{"descriptor_type", &State::descriptor_type},
@@ -102,6 +106,22 @@ PyObject* setup(PyObject*, PyObject* args, PyObject* kwargs) {
   Py_RETURN_NONE;
 }
 
+// Launcher's subscript slot set to launcher_subscript. The class keeps its Python __getitem__,
+// which torch.compile traces (Dynamo reads the class's dict, not its slots), which a subclass
+// or a later assignment of __getitem__ puts back in the slot, and which the C subscript calls
+// while torch is compiling.
+PyObject* fast_subscript(PyObject*, PyObject* type_object) {
+  if (!PyType_Check(type_object) ||
+      !PyType_HasFeature(reinterpret_cast<PyTypeObject*>(type_object), Py_TPFLAGS_HEAPTYPE)) {
+    PyErr_SetString(PyExc_TypeError, "tritonrt._frontend.fast_subscript takes a class defined in Python");
+    return nullptr;
+  }
+  auto* type = reinterpret_cast<PyTypeObject*>(type_object);
+  type->tp_as_mapping->mp_subscript = launcher_subscript;
+  PyType_Modified(type);
+  Py_RETURN_NONE;
+}
+
 PyObject* routed_getitem(PyObject*, PyObject*) { return make_routed(&RoutedGetitemType); }
 PyObject* routed_run(PyObject*, PyObject*) {
   if (state().routed_run == nullptr) {
@@ -115,6 +135,8 @@ PyMethodDef module_methods[] = {
     {"setup", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(setup)), METH_VARARGS | METH_KEYWORDS,
      "setup(**objects): the Python objects the launch path reads"},
     {"routed_run", routed_run, METH_NOARGS, "the replacement of JITFunction.run that install() sets"},
+    {"fast_subscript", fast_subscript, METH_O,
+     "fast_subscript(Launcher): launcher[grid] in C, the class's __getitem__ kept for torch.compile"},
     {"routed_getitem", routed_getitem, METH_NOARGS, "the replacement of JITFunction.__getitem__ that install() sets"},
     {nullptr, nullptr, 0, nullptr},
 };
@@ -146,9 +168,11 @@ PyMODINIT_FUNC PyInit__frontend() {
       !intern(s.s_grid, "grid") || !intern(s.s_warmup, "warmup") || !intern(s.s_active, "active") ||
       !intern(s.s_private_active, "_active") || !intern(s.s_get_current_device, "get_current_device") ||
       !intern(s.s_get_current_stream, "get_current_stream") || !intern(s.s_kernel_attr, "_tritonrt_kernel") ||
-      !intern(s.s_run, "run") || !intern(s.s_base, "base") || !intern(s.s_shape, "shape") ||
-      !intern(s.s_strides, "strides") || !intern(s.s_block_shape, "block_shape") || !intern(s.s_padding, "padding") ||
-      !intern(s.s_round_f32_to_tf32, "round_f32_to_tf32") || !intern(s.s_layout, "layout")) {
+      !intern(s.s_run, "run") || !intern(s.s_launcher_kernel, "_kernel") || !intern(s.s_getitem, "__getitem__") ||
+      !intern(s.s_is_compiling_flag, "_is_compiling_flag") || !intern(s.s_base, "base") ||
+      !intern(s.s_shape, "shape") || !intern(s.s_strides, "strides") || !intern(s.s_block_shape, "block_shape") ||
+      !intern(s.s_padding, "padding") || !intern(s.s_round_f32_to_tf32, "round_f32_to_tf32") ||
+      !intern(s.s_layout, "layout")) {
     return nullptr;
   }
   for (PyTypeObject* type : {&KernelType, &BoundType, &RoutedRunType, &RoutedGetitemType}) {

@@ -359,6 +359,34 @@ def test_the_result_launches_again_as_a_compiled_kernel(rt, recording):
     assert fake_launches() == before + 1 and again.hash == compiled.hash
 
 
+def test_launcher_subscript_runs_in_c_and_the_python_one_while_torch_compiles(rt, recording, monkeypatch):
+    from tritonrt import frontend
+    launcher = rt.launcher(K.add_kernel)  # (sets frontend._compiling up)
+    ran = []
+    monkeypatch.setattr(frontend, "_compiling", lambda: ran.append(1) or False)  # what Launcher.__getitem__ asks
+    args = (pointer(), pointer(), pointer(), 64)
+    for _ in range(100):  # long enough for CPython to specialize the subscript, were it able to
+        launcher[(1, )](*args)
+    assert ran == [] and type(launcher[(1, )]).__name__ == "Bound"
+
+    class Own(frontend.Launcher):
+        def __getitem__(self, grid):
+            return ("own", grid)
+
+    assert Own(K.add_kernel)[(2, )] == ("own", (2, ))  # a subclass's own __getitem__ is the one called
+
+    torch = pytest.importorskip("torch")
+    if "_is_compiling_flag" not in vars(torch.compiler):
+        pytest.skip("this torch has no torch.compiler._is_compiling_flag: Launcher.__getitem__ runs in Python")
+    monkeypatch.setattr(frontend, "_compiling", lambda: ran.append(1) or torch.compiler.is_compiling())
+    monkeypatch.setattr(torch.compiler, "_is_compiling_flag", True)  # as torch.export sets it while tracing
+    traced = launcher[(1, )]
+    assert ran == [1] and type(traced).__name__ != "Bound"  # Triton's kernel[grid], which torch traces
+    recorded = len(recording.launches)
+    traced(*args)
+    assert len(recording.launches) == recorded + 1
+
+
 # --- install(), uninstall(), fallback --------------------------------------------------------------
 
 def jit_attributes():

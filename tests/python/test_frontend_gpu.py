@@ -286,8 +286,14 @@ def test_install_under_a_librarys_own_function(rt):
 
 @pytest.mark.skipif(torch.cuda.device_count() < 2, reason="one GPU")
 def test_the_current_device_runs_the_launch(rt):
-    with torch.cuda.device(1):
-        x, y = torch.randn(3000, device="cuda:1"), torch.randn(3000, device="cuda:1")
-        out = add(rt, x, y)
-        torch.cuda.synchronize()
-        assert out.device.index == 1 and torch.equal(out, x + y)
+    # Back and forth, on each device's default stream and on a stream of its own: the launch
+    # follows torch's current device and that device's current stream every time.
+    for index in (1, 0, 1, 0):
+        with torch.cuda.device(index):
+            for stream in (torch.cuda.current_stream(), torch.cuda.Stream()):
+                with torch.cuda.stream(stream):
+                    x = torch.randn(3000, device=f"cuda:{index}")
+                    y = torch.randn(3000, device=f"cuda:{index}")
+                    out = add(rt, x, y)
+                stream.synchronize()
+                assert out.device.index == index and torch.equal(out, x + y)
