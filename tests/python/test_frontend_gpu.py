@@ -1,7 +1,8 @@
 """The Python front end on a GPU: results equal to Triton's own launch for third-party
 libraries' kernels on fresh random inputs, CUDA graph capture and replay, torch.compile with
 fullgraph=True over a launcher, two threads launching at once, install() under a library's own
-functions, and a second device. Each test skips without a GPU."""
+functions (FlagGems' and Liger's operators bit for bit), and a second device. Each test skips
+without a GPU."""
 import os
 import sys
 import threading
@@ -282,6 +283,178 @@ def test_install_under_a_librarys_own_function(rt):
     finally:
         rt.uninstall()
     assert torch.equal(got, expected)
+
+
+def randn(*shape, dtype=torch.float32):
+    return torch.randn(*shape, device="cuda", dtype=dtype)
+
+
+def randint(high, *shape):
+    return torch.randint(0, high, shape, device="cuda")
+
+
+def gems_operators():
+    """FlagGems' operators as torch calls them under flag_gems.use_gems(): name: (op, inputs)."""
+    F = torch.nn.functional
+    return {
+        "softmax": (lambda a: torch.softmax(a, -1), lambda: (randn(64, 1000), )),
+        "log_softmax": (lambda a: torch.log_softmax(a, 1), lambda: (randn(32, 513), )),
+        "layer_norm": (lambda a, w, b: F.layer_norm(a, (512, ), w, b),
+                       lambda: (randn(64, 512), randn(512), randn(512))),
+        "rms_norm": (lambda a, w: F.rms_norm(a, (256, ), w), lambda: (randn(64, 256), randn(256))),
+        "sum over a dim": (lambda a: a.sum(1), lambda: (randn(128, 1000), )),
+        "mean over a dim": (lambda a: a.mean(0), lambda: (randn(100, 300), )),
+        "max over a dim": (lambda a: a.max(1).values, lambda: (randn(64, 777), )),
+        "argmax": (lambda a: a.argmax(1), lambda: (randn(64, 777), )),
+        "var_mean": (lambda a: torch.var_mean(a, 1), lambda: (randn(32, 1000), )),
+        "cumsum": (lambda a: a.cumsum(1), lambda: (randn(16, 4000), )),
+        "topk": (lambda a: torch.topk(a, 5, 1).values, lambda: (randn(16, 1000), )),
+        "mm fp16": (torch.mm, lambda: (randn(256, 512, dtype=torch.float16), randn(512, 128, dtype=torch.float16))),
+        "bmm fp16": (torch.bmm, lambda: (randn(4, 64, 96, dtype=torch.float16), randn(4, 96, 80, dtype=torch.float16))),
+        "addmm": (torch.addmm, lambda: (randn(128), randn(64, 256), randn(256, 128))),
+        "embedding": (F.embedding, lambda: (randint(100, 64, 8), randn(100, 32))),
+        "cat": (lambda a, b: torch.cat([a, b], 0), lambda: (randn(10, 33), randn(20, 33))),
+        "triu": (torch.triu, lambda: (randn(100, 100), )),
+        "zeros_like": (torch.zeros_like, lambda: (randn(1000), )),
+    }
+
+
+def gems_generated_operators():
+    """FlagGems' operators whose kernels FlagGems generates into modules it keeps out of
+    sys.modules (pointwise_dynamic and its kin): tritonrt cannot name them, so Triton's own
+    path launches them, which tritonrt logs."""
+    F = torch.nn.functional
+    return {
+        "add": (torch.add, lambda: (randn(1000, 333), randn(1000, 333))),
+        "mul by a scalar": (lambda a: a * 3.5, lambda: (randn(4097), )),
+        "div": (torch.div, lambda: (randn(300, 300), randn(300, 300).abs() + 1)),
+        "exp": (torch.exp, lambda: (randn(10000), )),
+        "gelu": (F.gelu, lambda: (randn(2048, 64), )),
+        "silu fp16": (F.silu, lambda: (randn(1000, 100, dtype=torch.float16), )),
+        "abs bf16": (torch.abs, lambda: (randn(4096, dtype=torch.bfloat16), )),
+        "sigmoid": (torch.sigmoid, lambda: (randn(5000), )),
+        "where": (torch.where, lambda: (randn(1000) > 0, randn(1000), randn(1000))),
+        "clamp": (lambda a: torch.clamp(a, -0.5, 0.5), lambda: (randn(3000), )),
+        "pow": (torch.pow, lambda: (randn(1000).abs(), randn(1000))),
+        "masked_fill": (lambda a, m: a.masked_fill(m, 0.0), lambda: (randn(500), randn(500) > 0)),
+        "eq": (torch.eq, lambda: (randint(3, 999), randint(3, 999))),
+        "isclose": (torch.isclose, lambda: (randn(1000), randn(1000))),
+        "index_select": (lambda a, i: torch.index_select(a, 0, i), lambda: (randn(100, 64), randint(100, 30))),
+        "gather": (lambda a, i: torch.gather(a, 1, i), lambda: (randn(32, 64), randint(64, 32, 10))),
+        "flip": (lambda a: torch.flip(a, (0, )), lambda: (randn(100, 30), )),
+        "sort": (lambda a: torch.sort(a, 1).values, lambda: (randn(8, 512), )),
+    }
+
+
+def liger_operators():
+    """Liger's autograd functions, forward and backward: name: (op, inputs)."""
+    def function(module, name):  # imported when called
+        return lambda *args: getattr(library(f"liger_kernel.ops.{module}"), name).apply(*args)
+
+    def with_grads(apply):
+        def op(*inputs):
+            inputs = [i.requires_grad_() if i.is_floating_point() else i for i in inputs]
+            out = apply(*inputs)
+            (out[0] if isinstance(out, tuple) else out).float().sum().backward()
+            return out, [i.grad for i in inputs if i.is_floating_point()]
+        return op
+
+    def heads():  # (batch, heads, seq, dim) with the strides rope's callers pass
+        return randn(2, 128, 4, 64).transpose(1, 2)
+
+    rms_norm = function("rms_norm", "LigerRMSNormFunction")
+    layer_norm = function("layer_norm", "LigerLayerNormFunction")
+    cross_entropy = function("cross_entropy", "LigerCrossEntropyFunction")
+    jsd = function("jsd", "LigerJSDFunction")
+    return {
+        "swiglu": (with_grads(function("swiglu", "LigerSiLUMulFunction")), lambda: (randn(64, 1024), randn(64, 1024))),
+        "geglu": (with_grads(function("geglu", "LigerGELUMulFunction")), lambda: (randn(64, 1024), randn(64, 1024))),
+        "rms_norm": (with_grads(lambda x, w: rms_norm(x, w, 1e-6)), lambda: (randn(32, 2048), randn(2048))),
+        "layer_norm": (with_grads(lambda x, w, b: layer_norm(x, w, b, 1e-6)),
+                       lambda: (randn(32, 1024), randn(1024), randn(1024))),
+        "cross_entropy": (with_grads(lambda x, t: cross_entropy(x, t, None)),
+                          lambda: (randn(16, 4000), randint(4000, 16))),
+        "rope": (function("rope", "LigerRopeFunction"),
+                 lambda: (heads(), heads(), randn(1, 128, 64), randn(1, 128, 64))),
+        "jsd": (with_grads(lambda a, b: jsd(a, b, None, 0.5, -100)),
+                lambda: (randn(8, 1000).log_softmax(-1), randn(8, 1000).log_softmax(-1))),
+    }
+
+
+def library_operators():
+    """name: (under use_gems, launched by Triton with the reason logged, op, inputs)."""
+    return {**{f"flag_gems {k}": (True, False, *v) for k, v in gems_operators().items()},
+            **{f"flag_gems {k} (generated)": (True, True, *v) for k, v in gems_generated_operators().items()},
+            **{f"liger {k}": (False, False, *v) for k, v in liger_operators().items()}}
+
+
+def flatten(value):
+    if isinstance(value, (tuple, list)):
+        return [t for v in value for t in flatten(v)]
+    return [value]
+
+
+@pytest.fixture
+def launches_by_triton(monkeypatch):
+    """How many launches went through Triton's own launcher (CudaLauncher.__call__)."""
+    from triton.backends.nvidia.driver import CudaLauncher
+    count = [0]
+    original = CudaLauncher.__call__
+
+    def counted(self, *args, **kwargs):
+        count[0] += 1
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(CudaLauncher, "__call__", counted)
+    return count
+
+
+@pytest.mark.parametrize("name", sorted(library_operators()))
+def test_library_operators_under_install_equal_tritons_own_bit_for_bit(rt, launches_by_triton, caplog, name):
+    """The operators a FlagGems or Liger user calls, every kernel launch of them routed by
+    install(): the same bits as Triton's own path on the same inputs, twice; no launch through
+    Triton's launcher and no fallback logged, but for the kernels tritonrt cannot name, which
+    Triton launches with the reason logged."""
+    import gc
+    import logging
+    flag_gems = library("flag_gems")
+    from flag_gems.utils.libentry import LibEntry
+    gems, generated, op, inputs = library_operators()[name]
+
+    def run():
+        # FlagGems' libentry relaunches the compiled kernel of its first call: start each side afresh.
+        for entry in (o for o in gc.get_objects() if isinstance(o, LibEntry)):
+            entry.kernel_cache = tuple({} for _ in entry.kernel_cache)
+        torch.manual_seed(0)
+        made = inputs()
+        if gems:
+            with flag_gems.use_gems():
+                out = op(*made)
+        else:
+            out = op(*made)
+        torch.cuda.synchronize()
+        return flatten(out)
+
+    theirs = run()
+    launched = launches_by_triton[0]
+    assert launched > 0
+    rt.install()
+    try:
+        with caplog.at_level(logging.WARNING, logger="tritonrt"):
+            ours = run()
+            again = run()
+    finally:
+        rt.uninstall()
+    for got in (ours, again):
+        assert len(got) == len(theirs)
+        for a, b in zip(theirs, got):
+            assert (a is None and b is None) or torch.equal(a, b)
+    logged = [r.getMessage() for r in caplog.records if r.name == "tritonrt"]
+    if generated:
+        assert launched < launches_by_triton[0] <= 3 * launched
+        assert logged and all("is not in sys.modules" in m for m in logged), logged
+    else:
+        assert launches_by_triton[0] == launched and logged == []
 
 
 @pytest.mark.skipif(torch.cuda.device_count() < 2, reason="one GPU")
