@@ -1,7 +1,8 @@
 """Host cost of a Triton kernel launched from Python (cache hit): tritonrt's launcher against
 Triton's `kernel[grid]`, Triton's `CompiledKernel.run` and torch's static launcher, at 3 / 8 /
-19 arguments (bench/kernels.py) and on third-party libraries' kernels as they launch them.
-The C++ rows (tritonrt from C++, a bare cuLaunchKernel) are read from
+19 arguments (bench/kernels.py) and on third-party libraries' kernels as they launch them;
+then the libraries' own functions (their Python, allocations and launch) on Triton's path and
+under tritonrt.install(). The C++ rows (tritonrt from C++, a bare cuLaunchKernel) are read from
 bench/results/launch_overhead.json, written by tritonrt_bench_launch on the same machine.
 
     PYTHONPATH=build/python python bench/python_launch.py [bench/results/python_launch.json]
@@ -15,6 +16,7 @@ import os
 import statistics
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import torch
@@ -31,12 +33,16 @@ os.environ.setdefault("GEMS_VENDOR", "nvidia")
 os.environ.setdefault("FLAGGEMS_DB_URL", "sqlite:///:memory:")
 
 
-def timed(launches, stream):
+def timed(launches, stream, prepares=None):
     """Median host microseconds per call of each of `launches` (a list of callables), which
-    take turns; the queue is drained before each repetition."""
+    take turns; the queue is drained before each repetition, after its `prepares` entry (a
+    callable or None) has run."""
     samples = [[] for _ in launches]
+    prepares = prepares or [None] * len(launches)
     for rep in range(3 + REPS):
-        for launch, kept in zip(launches, samples):
+        for launch, prepare, kept in zip(launches, prepares, samples):
+            if prepare is not None:
+                prepare()
             stream.synchronize()
             start = time.perf_counter_ns()
             for _ in range(PER_REP):
@@ -49,10 +55,10 @@ def timed(launches, stream):
 
 
 def measured(case, methods, stream):
-    """Rows (case, method, median or why not) for {method: callable, or a string saying why
-    it is unavailable}, the callables timed together."""
-    runnable = {m: f for m, f in methods.items() if not isinstance(f, str)}
-    medians = dict(zip(runnable, timed(list(runnable.values()), stream)))
+    """Rows (case, method, median or why not) for {method: callable, (prepare, callable), or a
+    string saying why it is unavailable}, the callables timed together."""
+    runnable = {m: f if isinstance(f, tuple) else (None, f) for m, f in methods.items() if not isinstance(f, str)}
+    medians = dict(zip(runnable, timed([f for _, f in runnable.values()], stream, [p for p, _ in runnable.values()])))
     return [(case, m, medians.get(m, f)) for m, f in methods.items()]
 
 
@@ -143,6 +149,61 @@ def library_rows(stream):
     return rows
 
 
+def function_rows(stream):
+    """The libraries' own functions as their users call them (the library's Python, its tensor
+    allocations and its launch), on Triton's path and with every launch routed by
+    tritonrt.install(), which is what a user gets from one line."""
+    import gc
+    import importlib
+    M, N = 32, 4096
+    x, w = torch.randn(M, N, device="cuda"), torch.randn(N, device="cuda")
+    half = torch.randn(M, N, device="cuda", dtype=torch.float16)
+    g = torch.randn(2, 256, 3, device="cuda")
+    cases = {
+        "FlagGems softmax(x, -1) (function)": ("flag_gems.ops.softmax", lambda m: m.softmax(half, -1)),
+        "liger LigerRMSNormFunction.apply (forward)": (
+            "liger_kernel.ops.rms_norm", lambda m: m.LigerRMSNormFunction.apply(x, w, 1e-6)),
+        "fla chunk_local_cumsum(g, 64) (function)": ("fla.ops.utils.cumsum", lambda m: m.chunk_local_cumsum(g, 64)),
+    }
+    try:
+        from flag_gems.utils.libentry import LibEntry
+        with warnings.catch_warnings():  # isinstance() on torch's deprecated objects warns
+            warnings.simplefilter("ignore")
+            entries = [o for o in gc.get_objects() if isinstance(o, LibEntry)]
+    except ImportError:
+        entries = []
+
+    def routed(on):
+        """install() or uninstall(); FlagGems' libentry caches forgotten, since it relaunches the
+        compiled kernel of a first call, whichever path made it."""
+        def prepare():
+            if tritonrt.installed() != on:
+                for entry in entries:
+                    entry.kernel_cache = tuple({} for _ in entry.kernel_cache)
+                tritonrt.install() if on else tritonrt.uninstall()
+        return prepare
+
+    rows = []
+    with torch.no_grad():
+        for name, (module, call) in cases.items():
+            try:
+                library = importlib.import_module(module)
+            except Exception as e:
+                rows.append((name, "import", f"unavailable: {type(e).__name__}: {e}"))
+                continue
+
+            def warm(on, run=lambda: call(library)):
+                prepare = routed(on)
+                return lambda: (prepare(), run())
+
+            rows += measured(name, {
+                "tritonrt.install(), the library's function": (warm(True), lambda: call(library)),
+                "Triton, the library's function": (warm(False), lambda: call(library)),
+            }, stream)
+    tritonrt.uninstall()
+    return rows
+
+
 def cpp_rows():
     """tritonrt from C++ and a bare cuLaunchKernel, from tritonrt_bench_launch's JSON."""
     path = HERE / "results" / "launch_overhead.json"
@@ -159,7 +220,7 @@ def main():
     output = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE / "results" / "python_launch.json"
     stream = torch.cuda.Stream()
     with torch.cuda.stream(stream):
-        rows = launch_rows(stream) + library_rows(stream)
+        rows = launch_rows(stream) + library_rows(stream) + function_rows(stream)
     cpp, note = cpp_rows()
     rows += cpp
     print(f"{torch.cuda.get_device_name()} | torch {torch.__version__} | triton {triton.__version__} | {note}")
@@ -168,7 +229,7 @@ def main():
     def ratios(case, v):
         """(x a bare C++ cuLaunchKernel, x Triton's kernel[grid]) for a measured row."""
         bare = value.get((case, "C++: cuLaunchKernel (bare)"))
-        jit = value.get((case, "Triton kernel[grid](...)"))
+        jit = value.get((case, "Triton kernel[grid](...)"), value.get((case, "Triton, the library's function")))
         return (v / bare if bare else None), (v / jit if jit else None)
 
     print(f"{'case':<46} {'method':<42} {'host us/call':>12} {'x bare':>8} {'x Triton':>9}")

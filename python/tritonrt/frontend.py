@@ -182,9 +182,10 @@ def _setup():
             constexpr_dtypes=language,
         )
         if compiler_namespace is None or "_is_compiling_flag" in compiler_namespace:
-            # launcher[grid] in C; the Python __getitem__ stays for what torch.compile traces
-            # (is_compiling() is that flag, read in C, where a torch has it).
+            # launcher[grid] and compiled[grid] in C; the Python __getitem__ stays for what
+            # torch.compile traces (is_compiling() is that flag, read in C, where a torch has it).
             frontend.fast_subscript(Launcher)
+            frontend.fast_subscript(CompiledKernel)
         del triton
         _frontend, _JITFunction, _KernelInterface = frontend, JITFunction, KernelInterface
         _ready = True
@@ -366,9 +367,12 @@ class CompiledKernel:
             return {self._binary_kind: self._binary}
         return self._compiled().asm
 
-    def __getitem__(self, grid):
+    def __getitem__(self, grid, *_):  # `*_`: as Launcher.__getitem__, in C past the first call
         _setup()
-        return _kernel_for(self._jit).bind(grid)
+        kernel = self.__dict__.get("_kernel")
+        if kernel is None:
+            kernel = self._kernel = _kernel_for(self._jit)  # read by the C subscript
+        return kernel.bind(grid)
 
     def _group(self):
         from triton.runtime.cache import get_cache_manager

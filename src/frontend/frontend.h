@@ -142,7 +142,9 @@ struct KernelObject;
 extern PyTypeObject KernelType, BoundType, RoutedRunType, RoutedGetitemType;
 /// The replacement of JITFunction.run (RoutedRunType) or __getitem__ (RoutedGetitemType).
 PyObject* make_routed(PyTypeObject* type);
-/// tritonrt.Launcher's subscript in C (launcher[grid] without running its Python __getitem__).
+/// The subscript in C of tritonrt.Launcher and CompiledKernel (obj[grid] binds obj._kernel to
+/// the grid without running the class's Python __getitem__, which it calls while torch compiles
+/// and where obj has no _kernel).
 PyObject* launcher_subscript(PyObject* self, PyObject* grid);
 
 }  // namespace tritonrt::frontend

@@ -274,10 +274,10 @@ PyObject* launcher_subscript(PyObject* self, PyObject* grid) {
       return bind(reinterpret_cast<KernelObject*>(kernel.get()), grid);
     PyErr_Clear();
   }
-  // While tracing (and for an object whose Kernel is gone): the class's own __getitem__.
+  // While tracing, and for an object without its Kernel yet: the class's own __getitem__.
   PyObject* method = _PyType_Lookup(Py_TYPE(self), s.s_getitem);  // borrowed
   if (method == nullptr) {
-    PyErr_SetString(PyExc_TypeError, "tritonrt.Launcher has no __getitem__");
+    PyErr_SetString(PyExc_TypeError, "tritonrt: this object has no __getitem__");
     return nullptr;
   }
   PyObject* argv[] = {self, grid};

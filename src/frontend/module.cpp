@@ -106,7 +106,8 @@ PyObject* setup(PyObject*, PyObject* args, PyObject* kwargs) {
   Py_RETURN_NONE;
 }
 
-// Launcher's subscript slot set to launcher_subscript. The class keeps its Python __getitem__,
+// A class's subscript slot set to launcher_subscript (Launcher, CompiledKernel: objects whose
+// `_kernel` is the Kernel they bind a grid to). The class keeps its Python __getitem__,
 // which torch.compile traces (Dynamo reads the class's dict, not its slots), which a subclass
 // or a later assignment of __getitem__ puts back in the slot, and which the C subscript calls
 // while torch is compiling.
@@ -136,7 +137,7 @@ PyMethodDef module_methods[] = {
      "setup(**objects): the Python objects the launch path reads"},
     {"routed_run", routed_run, METH_NOARGS, "the replacement of JITFunction.run that install() sets"},
     {"fast_subscript", fast_subscript, METH_O,
-     "fast_subscript(Launcher): launcher[grid] in C, the class's __getitem__ kept for torch.compile"},
+     "fast_subscript(cls): cls()[grid] in C through its _kernel, the class's __getitem__ kept for torch.compile"},
     {"routed_getitem", routed_getitem, METH_NOARGS, "the replacement of JITFunction.__getitem__ that install() sets"},
     {nullptr, nullptr, 0, nullptr},
 };

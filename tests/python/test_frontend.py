@@ -368,6 +368,15 @@ def test_launcher_subscript_runs_in_c_and_the_python_one_while_torch_compiles(rt
     for _ in range(100):  # long enough for CPython to specialize the subscript, were it able to
         launcher[(1, )](*args)
     assert ran == [] and type(launcher[(1, )]).__name__ == "Bound"
+    compiled = launcher[(1, )](*args)
+    assert type(compiled[(1, )]).__name__ == "Bound"  # (the Python method: it finds the Kernel)
+    setup = frontend._setup
+    monkeypatch.setattr(frontend, "_setup", lambda: ran.append(1))  # what CompiledKernel.__getitem__ calls
+    before = fake_launches()
+    for _ in range(100):  # as FlagGems' libentry relaunches the compiled kernel of a first call
+        compiled[(1, )](*args)
+    assert ran == [] and fake_launches() == before + 100
+    monkeypatch.setattr(frontend, "_setup", setup)
 
     class Own(frontend.Launcher):
         def __getitem__(self, grid):
