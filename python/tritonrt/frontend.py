@@ -300,8 +300,7 @@ class Launcher:
     def __init__(self, kernel):
         _setup()
         self.kernel = kernel
-        self._kernel = _kernel_for(kernel)  # read by the C subscript
-        self._bind = self._kernel.bind
+        self._kernel = _kernel_for(kernel)  # read by the C subscript too
 
     # What torch.compile traces. Outside it, launcher[grid] is the C subscript _setup() gives
     # this class (the same result, without this frame). `*_` keeps it so: CPython calls a
@@ -309,12 +308,12 @@ class Launcher:
     def __getitem__(self, grid, *_):
         if _compiling():
             return self.kernel[grid]
-        return self._bind(grid)
+        return self._kernel.bind(grid)
 
     def run(self, *args, grid, warmup, **kwargs):
         if warmup or _compiling():
             return self.kernel.run(*args, grid=grid, warmup=warmup, **kwargs)
-        return self._bind(grid)(*args, **kwargs)
+        return self._kernel.bind(grid)(*args, **kwargs)
 
     def warmup(self, *args, grid, **kwargs):
         """Compiles without launching, through Triton's own warmup (the same cache)."""

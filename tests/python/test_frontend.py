@@ -560,7 +560,7 @@ def test_library_kernels_compile_what_tritons_launch_compiles(rt, recording, slo
     if hasattr(kernel, "kernel_cache") and not kernel.kernel_cache:  # FlagGems' libentry: one cache per device
         kernel.kernel_cache = ({}, )
     args, kwargs = make()
-    assert rt.launcher(kernel)._bind.__self__.reason is None
+    assert rt.launcher(kernel)._kernel.reason is None
     forget_tuning(kernel)
     before, recorded = fake_launches(), len(recording.launches)
     ours = rt.launcher(kernel)[grid](*args, **kwargs)  # an autotuner's tuning launches too
