@@ -161,8 +161,7 @@ def function_rows(stream):
     g = torch.randn(2, 256, 3, device="cuda")
     cases = {
         "FlagGems softmax(x, -1) (function)": ("flag_gems.ops.softmax", lambda m: m.softmax(half, -1)),
-        "FlagGems add(x, x) (function; generated kernel, Triton launches it)": (
-            "flag_gems.ops.add", lambda m: m.add(x, x)),
+        "FlagGems add(x, x) (function, generated kernel)": ("flag_gems.ops.add", lambda m: m.add(x, x)),
         "liger LigerRMSNormFunction.apply (forward)": (
             "liger_kernel.ops.rms_norm", lambda m: m.LigerRMSNormFunction.apply(x, w, 1e-6)),
         "fla chunk_local_cumsum(g, 64) (function)": ("fla.ops.utils.cumsum", lambda m: m.chunk_local_cumsum(g, 64)),

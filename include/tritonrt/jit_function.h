@@ -66,6 +66,14 @@ class JitFunction {
   /// The kernel `name` of `source`: a path to a .py file or an importable module name
   /// (`package.module`). The module is imported once per process. Throws SourceError.
   static JitFunction& get(std::string_view source, std::string_view name);
+  /// The kernel `name` of `source` as this process's Python holds it now, for hosts that run
+  /// the kernel's module themselves (tritonrt's Python launcher): described through Python,
+  /// never from a bundle or the index. Where the module no longer holds the object the kernel
+  /// was described from (the module reloaded, the kernel defined again as a notebook cell run
+  /// again defines it, or another module of that name listed in sys.modules), the kernel is
+  /// described anew and `get` returns that one from then on; a JitFunction got before keeps
+  /// the kernel it described. Throws SourceError.
+  static JitFunction& get_live(std::string_view source, std::string_view name);
 
   const KernelSignature& signature() const noexcept { return signature_; }
 
@@ -144,7 +152,8 @@ class JitFunction {
  private:
   struct Impl;
   struct ResolvedArgs;
-  explicit JitFunction(std::string_view source, std::string_view name);
+  JitFunction(std::string_view source, std::string_view name, bool live);
+  static JitFunction& get(std::string_view source, std::string_view name, bool live);
   const Artifact& launch_decorated(const LaunchConfig& config, std::span<const Arg> args);
   std::unique_ptr<ResolvedArgs> resolve_for_target(const CompileOptions& options, std::span<const Arg> args);
 

@@ -21,6 +21,7 @@ kernel on the logger "tritonrt".
 """
 import ast
 import collections
+import contextlib
 import functools
 import importlib
 import json
@@ -28,6 +29,7 @@ import logging
 import os
 import sys
 import threading
+import types
 
 __all__ = ["launcher", "Launcher", "CompiledKernel", "install", "uninstall", "installed"]
 
@@ -203,13 +205,48 @@ def _jit_inside(obj):
     return None
 
 
+def _unlisted_module(jit, module_name):
+    """A stand-in for the module `jit` was defined in when its loader kept that module out of
+    sys.modules (FlagGems loads the kernels it generates so, then copies in another module's
+    globals, `__name__` and `__file__` among them): a module of the kernel's module name and
+    source file holding what the module's namespace holds now (the live kernels, whose globals
+    stay the module's own), or None where `jit` was not defined in a file."""
+    namespace = getattr(jit.fn, "__globals__", None)
+    path = getattr(getattr(jit.fn, "__code__", None), "co_filename", None)
+    if not isinstance(namespace, dict) or not module_name or not isinstance(path, str) or not os.path.isfile(path):
+        return None
+    stand_in = types.ModuleType(module_name)
+    stand_in.__dict__.update(namespace)
+    stand_in.__name__, stand_in.__file__ = module_name, path
+    return stand_in
+
+
+@contextlib.contextmanager
+def _listed(name, module):
+    """`module` in sys.modules as `name` while the block runs (tritonrt's import of a kernel's
+    module finds it there, and keeps it for later compiles), unless that name is taken."""
+    if module is None or name in sys.modules:
+        yield
+        return
+    sys.modules[name] = module
+    try:
+        yield
+    finally:
+        if sys.modules.get(name) is module:
+            del sys.modules[name]
+
+
 def _locate(obj, jit):
-    """(module name, dotted name) by which tritonrt's JitFunction::get finds `obj` (the module's
-    own object, not another import of it), or (None, why not)."""
+    """(module name, dotted name, the module to list while tritonrt imports it or None) by which
+    tritonrt's JitFunction::get finds `obj` (the module's own object, not another import of
+    it), or (None, why not)."""
     module_name = getattr(jit.fn, "__module__", None)
     module = sys.modules.get(module_name)
+    unlisted = None
     if module is None:
-        return None, f"its module '{module_name}' is not in sys.modules"
+        module = unlisted = _unlisted_module(jit, module_name)
+        if module is None:
+            return None, f"its module '{module_name}' is not in sys.modules"
 
     def search(root, path):
         current, depth = root, 0
@@ -224,7 +261,7 @@ def _locate(obj, jit):
     for name, value in list(vars(module).items()):
         found = search(value, name)
         if found is not None:
-            return (module_name, found), None
+            return (module_name, found, unlisted), None
     # A kernel held by a class, by its qualified name.
     qualname = getattr(jit.fn, "__qualname__", "")
     if "<locals>" not in qualname and "." in qualname:
@@ -234,7 +271,7 @@ def _locate(obj, jit):
         for name, value in list(vars(holder).items()) if holder is not None and hasattr(holder, "__dict__") else []:
             found = search(value, name)
             if found is not None:
-                return (module_name, f"{qualname.rsplit('.', 1)[0]}.{found}"), None
+                return (module_name, f"{qualname.rsplit('.', 1)[0]}.{found}", unlisted), None
     return None, "it cannot be reached by name from its module (a kernel made inside a function?)"
 
 
@@ -262,8 +299,9 @@ def _new_kernel(target, fallback_run):
         reason = f"it is a {type(jit).__name__}, which tritonrt does not compile"
     else:
         where, reason = _locate(target, jit)
-    source, name = where if where is not None else (None, None)
-    return _frontend.Kernel(target, jit, fallback_run, source, name, defaults, reason)
+    source, name, unlisted = where if where is not None else (None, None, None)
+    with _listed(source, unlisted):
+        return _frontend.Kernel(target, jit, fallback_run, source, name, defaults, reason)
 
 
 def _kernel_for(target):

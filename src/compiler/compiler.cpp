@@ -172,6 +172,46 @@ PythonSide& python_side(const ErrorSite& site, std::string_view needed) {
   }
 }
 
+namespace {
+
+// Kernel `name` of `source` imported through Python and described by the bridge, then
+// recorded in the index; `why` says why nothing else served it (in the error when Python
+// cannot be loaded).
+KernelDescription described_through_python(std::string_view source, std::string_view name, const std::string& why) {
+  const KernelIndex* index = KernelIndex::get();
+  // Named arguments: with temporaries GCC 13 warns that the (process-wide) result may dangle.
+  const ErrorSite site{name};
+  const std::string unavailable = fmt::format("cannot be loaded from '{}' ({})", source, why);
+  const PythonSide& python = python_side(site, unavailable);
+  Compiler* compiler = python.compiler;
+  std::string description;
+  {
+    Traced traced({name}, "importing '{}' through Python", source);
+    description = compiler->describe_kernel(source, name);
+  }
+  KernelDescription kernel = parse_kernel_description(description);
+  kernel.rules = python.rules;
+  kernel.source = source;
+  kernel.name = name;
+  kernel.through_python = true;
+  if (index != nullptr) {
+    // A kernel whose files cannot be listed still runs, through Python every time.
+    try {
+      const JsonReader<PythonError> read({name}, "the bridge's list of the kernel's files");
+      const auto files = read.parse(compiler->kernel_dependencies(kernel));
+      if (!files.is_array()) read.fail("is not a list");
+      std::vector<std::string> paths;
+      for (const auto& file : files) paths.push_back(read.as<std::string>(file, "files"));
+      kernel.index_fingerprint = index->put_kernel(source, name, {description, python.rules_json, "", {}}, paths);
+    } catch (const Error& e) {
+      log_about(LogLevel::info, {name}, "not indexed: {}", without_prefix(e.what()));
+    }
+  }
+  return kernel;
+}
+
+}  // namespace
+
 KernelDescription kernel_description(std::string_view source, std::string_view name) {
   // A kernel read back without Python: `description` and `rules` as the bridge wrote them.
   const auto stored = [&](const std::string& description, const std::string& rules) {
@@ -215,34 +255,16 @@ KernelDescription kernel_description(std::string_view source, std::string_view n
     why += "; tritonrt's index cannot serve it: " + index_why;
     log_about(LogLevel::debug, {name}, "not served by a bundle or the index ({}): loading it through Python", why);
   }
-  // Named arguments: with temporaries GCC 13 warns that the (process-wide) result may dangle.
-  const ErrorSite site{name};
-  const std::string unavailable = fmt::format("cannot be loaded from '{}' ({})", source, why);
-  const PythonSide& python = python_side(site, unavailable);
-  Compiler* compiler = python.compiler;
-  std::string description;
-  {
-    Traced traced({name}, "importing '{}' through Python", source);
-    description = compiler->describe_kernel(source, name);
-  }
-  KernelDescription kernel = parse_kernel_description(description);
-  kernel.rules = python.rules;
-  kernel.source = source;
-  kernel.name = name;
-  if (index != nullptr) {
-    // A kernel whose files cannot be listed still runs, through Python every time.
-    try {
-      const JsonReader<PythonError> read({name}, "the bridge's list of the kernel's files");
-      const auto files = read.parse(compiler->kernel_dependencies(kernel));
-      if (!files.is_array()) read.fail("is not a list");
-      std::vector<std::string> paths;
-      for (const auto& file : files) paths.push_back(read.as<std::string>(file, "files"));
-      kernel.index_fingerprint = index->put_kernel(source, name, {description, python.rules_json, "", {}}, paths);
-    } catch (const Error& e) {
-      log_about(LogLevel::info, {name}, "not indexed: {}", without_prefix(e.what()));
-    }
-  }
-  return kernel;
+  return described_through_python(source, name, why);
+}
+
+KernelDescription live_kernel_description(std::string_view source, std::string_view name) {
+  return described_through_python(source, name, "it was asked for as Python holds it now");
+}
+
+bool is_current(const KernelDescription& kernel) {
+  if (!kernel.through_python) return false;
+  return python_side({kernel.signature.name}, "checking the kernel against its module").compiler->is_current(kernel);
 }
 
 Artifact compile(const KernelDescription& kernel, const Target& target, const CompileOptions& options,

@@ -63,6 +63,7 @@ struct KernelDescription {
   /// kernel from the index is imported on the first call that needs Python). Set by the
   /// compiler module with the GIL held.
   mutable int handle = -1;
+  bool through_python = false;  ///< described by the bridge in this process, not read from a bundle or the index
   std::shared_ptr<const SpecializationRules> rules;  ///< those of the Triton that described it
   std::string index_fingerprint;                     ///< the index record's, or "" when it is not indexed
   const MappedKernel* bundle = nullptr;              ///< the loaded bundle's copy it was read from, if any
@@ -131,6 +132,10 @@ class Compiler {
   virtual std::string specialization_rules() = 0;
   /// The files the kernel's cache key depends on (JSON list of paths; bridge.dependencies).
   virtual std::string kernel_dependencies(const KernelDescription& kernel) = 0;
+  /// Whether the kernel, described through Python, is still the object its module holds under
+  /// its name (bridge.is_current): not after a reload, a redefinition, or another module of
+  /// that name listed in its place.
+  virtual bool is_current(const KernelDescription& kernel) = 0;
   /// Compiles one specialization; throws CompileError or TargetError.
   virtual CompiledFiles compile(const KernelDescription& kernel, const Target& target, const CompileOptions& options,
                                 const std::vector<CompileParam>& params) = 0;
@@ -177,6 +182,12 @@ PythonSide& python_side(const ErrorSite& site, std::string_view needed);
 /// through Python (once per source) and recorded in the index. Throws SourceError, or
 /// PythonError saying why neither could serve it when Python cannot be loaded.
 KernelDescription kernel_description(std::string_view source, std::string_view name);
+/// Kernel `name` of `source` as the process's Python holds it now: imported (or found
+/// imported) through Python, never read from a bundle or the index, and recorded in the index.
+KernelDescription live_kernel_description(std::string_view source, std::string_view name);
+/// Whether `kernel` was described through Python and its module still holds that very object
+/// under its name; false for a kernel read from a bundle or the index (no Python is started).
+bool is_current(const KernelDescription& kernel);
 
 /// The bridge's description of a kernel (JSON) in C++ form; a malformed description is a
 /// PythonError naming what is wrong.

@@ -371,6 +371,15 @@ std::string PythonCompiler::kernel_dependencies(const KernelDescription& kernel)
   }
 }
 
+bool PythonCompiler::is_current(const KernelDescription& kernel) {
+  py::gil_scoped_acquire gil;
+  try {
+    return bridge_module().attr("is_current")(kernel.handle).cast<bool>();
+  } catch (py::error_already_set& e) {
+    rethrow(e, {kernel.signature.name}, "checking that its module still holds it");
+  }
+}
+
 std::string PythonCompiler::describe_kernel(std::string_view source, std::string_view name) {
   py::gil_scoped_acquire gil;
   try {

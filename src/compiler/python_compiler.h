@@ -14,6 +14,7 @@ class PythonCompiler final : public Compiler {
   std::string import_triton() override;
   std::string specialization_rules() override;
   std::string kernel_dependencies(const KernelDescription& kernel) override;
+  bool is_current(const KernelDescription& kernel) override;
   CompiledFiles compile(const KernelDescription& kernel, const Target& target, const CompileOptions& options,
                         const std::vector<CompileParam>& params) override;
   std::string run_heuristic(const KernelDescription& kernel, std::size_t layer, const std::string& name,

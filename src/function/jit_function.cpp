@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "function/jit_function_impl.h"
 #include "common/compile_options.h"
@@ -16,13 +17,18 @@
 
 namespace tritonrt {
 
-JitFunction& JitFunction::get(std::string_view source, std::string_view name) {
+JitFunction& JitFunction::get(std::string_view source, std::string_view name) { return get(source, name, false); }
+
+JitFunction& JitFunction::get_live(std::string_view source, std::string_view name) { return get(source, name, true); }
+
+JitFunction& JitFunction::get(std::string_view source, std::string_view name, bool live) {
   // One slot per kernel: the registry's lock covers finding the slot only, and a kernel's
   // import holds its own slot's lock, so a get never waits for another kernel's import.
   struct Slot {
     std::mutex loading;
     std::atomic<JitFunction*> loaded{nullptr};
     std::unique_ptr<JitFunction> owned;
+    std::vector<std::unique_ptr<JitFunction>> replaced;  ///< described before a redefinition: still held by callers
   };
   static std::mutex registry_mutex;
   static std::map<std::pair<std::string, std::string>, std::unique_ptr<Slot>> registry;
@@ -40,19 +46,26 @@ JitFunction& JitFunction::get(std::string_view source, std::string_view name) {
     if (entry == nullptr) entry = std::make_unique<Slot>();
     slot = entry.get();
   }
-  if (JitFunction* fn = slot->loaded.load(std::memory_order_acquire)) return *fn;
+  // A live get takes the loaded kernel only where Python described it and its module still
+  // holds that object.
+  const auto usable = [live](JitFunction* fn) {
+    return fn != nullptr && (!live || detail::is_current(fn->impl_->kernel));
+  };
+  if (JitFunction* fn = slot->loaded.load(std::memory_order_acquire); usable(fn)) return *fn;
   detail::GilReleased unlocked;  // importing needs the GIL; never wait for a lock holding it
   std::lock_guard lock(slot->loading);
-  if (slot->owned == nullptr) {
-    // A failed import throws and leaves the slot empty: the next get tries again.
-    slot->owned.reset(new JitFunction(key_source, name));
+  if (!usable(slot->owned.get())) {
+    // A failed import throws and leaves the slot as it was: the next get tries again.
+    std::unique_ptr<JitFunction> made(new JitFunction(key_source, name, live));
+    if (slot->owned != nullptr) slot->replaced.push_back(std::move(slot->owned));
+    slot->owned = std::move(made);
     slot->loaded.store(slot->owned.get(), std::memory_order_release);
   }
   return *slot->owned;
 }
 
-JitFunction::JitFunction(std::string_view source, std::string_view name) : impl_(std::make_unique<Impl>()) {
-  impl_->kernel = detail::kernel_description(source, name);
+JitFunction::JitFunction(std::string_view source, std::string_view name, bool live) : impl_(std::make_unique<Impl>()) {
+  impl_->kernel = live ? detail::live_kernel_description(source, name) : detail::kernel_description(source, name);
   impl_->triton_rules = impl_->kernel.rules.get();
   impl_->param_count = impl_->kernel.signature.params.size();
   signature_ = impl_->kernel.signature;

@@ -49,3 +49,10 @@ class Holder:
         offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
         mask = offsets < n
         tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask), mask=mask)
+
+
+@triton.jit
+def tripled(x):
+    """A scalar function a generated kernel calls without importing it (see
+    test_frontend.py's kernel of a module kept out of sys.modules)."""
+    return x * 3

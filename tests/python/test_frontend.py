@@ -472,6 +472,106 @@ def test_a_kernel_made_inside_a_function_falls_back_saying_why(rt, recording, ca
     assert len(messages) == 1 and "cannot be reached by name" in messages[0]
 
 
+GENERATED_KERNEL = """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def generated_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(out_ptr + offsets, scalar_fn(tl.load(x_ptr + offsets, mask=mask)), mask=mask)
+"""
+
+
+def test_a_kernel_of_a_module_kept_out_of_sys_modules_launches_through_tritonrt(rt, recording, tmp_path, caplog):
+    # As FlagGems loads the kernels it generates: from a file, not listed in sys.modules, then
+    # the globals of the scalar function's module copied in (its __name__ and __file__ too).
+    import importlib.util
+    path = tmp_path / "_generated_pointwise.py"
+    path.write_text(GENERATED_KERNEL)
+    spec = importlib.util.spec_from_file_location("_generated_pointwise", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.__dict__.update(K.tripled.fn.__globals__)
+    module.scalar_fn = K.tripled
+    args = (pointer(), pointer(0x20000), 100)
+    with caplog.at_level(logging.WARNING, logger="tritonrt"):
+        fake, recorded = fake_launches(), len(recording.launches)
+        ours = rt.launcher(module.generated_kernel)[(2, )](*args, BLOCK=64)
+        again = rt.launcher(module.generated_kernel)[(2, )](*args, BLOCK=64)
+    assert fake_launches() == fake + 2 and len(recording.launches) == recorded
+    assert [r.getMessage() for r in caplog.records if r.name == "tritonrt"] == []
+    assert "_generated_pointwise" not in sys.modules
+    theirs = module.generated_kernel[(2, )](*args, BLOCK=64)
+    assert ours.hash == again.hash == theirs.hash
+
+
+REDEFINED_KERNEL = """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scaled(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) * {factor}, mask=mask)
+"""
+
+
+def launched_alike(rt, kernel):
+    """Triton's launch of `kernel`, then tritonrt's (on the stand-in driver): the hash of both."""
+    args = (pointer(), pointer(0x20000), 100)
+    theirs = kernel[(2, )](*args, BLOCK=64)
+    fake = fake_launches()
+    ours = rt.launcher(kernel)[(2, )](*args, BLOCK=64)
+    assert fake_launches() == fake + 1
+    assert ours.hash == theirs.hash
+    return ours.hash
+
+
+def test_a_kernel_redefined_under_its_name_launches_as_redefined(rt, recording, tmp_path, monkeypatch):
+    # A module reloaded after an edit, or a notebook cell run again: the kernel of the same
+    # module and name is a new one, with its own hash, never the binary of the one before.
+    import importlib
+    path = tmp_path / "_redefined_kernels.py"
+    path.write_text(REDEFINED_KERNEL.format(factor=2))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "_redefined_kernels", raising=False)
+    module = importlib.import_module("_redefined_kernels")
+    hashes = []
+    for factor in (2, 30, 2):
+        if factor != 2 or hashes:
+            path.write_text(REDEFINED_KERNEL.format(factor=factor))
+            importlib.reload(module)
+        hashes.append(launched_alike(rt, module.scaled))
+    assert hashes[0] != hashes[1] and hashes[0] == hashes[2]
+
+
+def test_two_unlisted_modules_of_one_name_launch_their_own_kernels(rt, recording, tmp_path, caplog):
+    # FlagGems names a generated module by its scalar function and rank, while the file it
+    # loads (and the code in it) also depends on its code generation options: one module
+    # name, one kernel name, two kernels.
+    import importlib.util
+    modules = []
+    for variant, factor in (("plain", 2), ("block_pointer", 30)):
+        path = tmp_path / f"_one_name_{variant}.py"
+        path.write_text(REDEFINED_KERNEL.format(factor=factor))
+        spec = importlib.util.spec_from_file_location("_one_name", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        modules.append(module)
+    hashes = []
+    with caplog.at_level(logging.WARNING, logger="tritonrt"):
+        for module in modules + modules:
+            hashes.append(launched_alike(rt, module.scaled))
+    assert [r.getMessage() for r in caplog.records if r.name == "tritonrt"] == []
+    assert hashes[0] != hashes[1] and hashes[:2] == hashes[2:]
+    assert "_one_name" not in sys.modules
+
+
 def test_a_named_tuple_goes_to_triton_saying_why(rt, recording, caplog):
     import collections
     Pair = collections.namedtuple("Pair", ["src", "scale"])  # Triton keeps its type: the kernel sees the names

@@ -10,10 +10,11 @@ from _tritonrt_bridge.common import KernelNotFoundError, as_json, printable
 from _tritonrt_bridge.importing import import_source, search_paths
 
 # What the package offers C++.
-__all__ = ["kernel_description", "kernel_handle", "dependencies"]
+__all__ = ["kernel_description", "kernel_handle", "is_current", "dependencies"]
 
 kernels = []  # handle -> JITFunction
 decorator_stacks = []  # handle -> the decorator objects around it, outermost first
+named = []  # handle -> (source, name, the object found under that name)
 
 
 def _safe_repr(value):
@@ -115,13 +116,7 @@ def _import_kernel(source, name):
     source = os.fsdecode(source)
     name = name.decode("utf-8", "surrogateescape")
     module = import_source(source)
-    # A dotted name reaches an object inside another, e.g. the kernel under a module-level
-    # decorator ("kernel.fn"), as Python's front end names what Triton hands it.
-    obj = module
-    for part in name.split("."):
-        if not hasattr(obj, part):
-            raise KernelNotFoundError(f"'{source}' has no attribute '{name}'")
-        obj = getattr(obj, part)
+    obj = found = _find(module, source, name)
     if not isinstance(obj, JITFunction) and not hasattr(obj, "fn"):
         raise KernelNotFoundError(f"'{source}:{name}' is a {type(obj).__name__}: neither a @triton.jit function nor a "
                                   "wrapper holding one in .fn")
@@ -133,7 +128,30 @@ def _import_kernel(source, name):
         obj = inner
     kernels.append(obj)
     decorator_stacks.append(layers)
+    named.append((source, name, found))
     return source, module, obj, descriptions, len(kernels) - 1
+
+
+def _find(module, source, name):
+    # A dotted name reaches an object inside another, e.g. the kernel under a module-level
+    # decorator ("kernel.fn"), as Python's front end names what Triton hands it.
+    obj = module
+    for part in name.split("."):
+        if not hasattr(obj, part):
+            raise KernelNotFoundError(f"'{source}' has no attribute '{name}'")
+        obj = getattr(obj, part)
+    return obj
+
+
+def is_current(handle):
+    """Whether kernel `handle` is still what its module holds under its name: not so once the
+    module was reloaded, the kernel defined again (a notebook cell run again), or another
+    module of that name imported in its place."""
+    source, name, found = named[handle]
+    try:
+        return _find(import_source(source), source, name) is found
+    except Exception:
+        return False
 
 
 def kernel_handle(source, name):

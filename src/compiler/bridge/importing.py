@@ -127,6 +127,10 @@ def _import_lone_file(path, root, dotted):
     return module
 
 
+def _is_path(source):
+    return source.endswith(".py") or os.sep in source
+
+
 class _ExitAtImport(BaseException):
     """Raised instead of ending the process when a kernel module calls os._exit at import."""
 
@@ -138,6 +142,11 @@ def _refuse_exit(status):
 def import_source(source):
     module = _modules.get(source)
     if module is not None:
+        # A module name now listed for another module (imported anew, or one a library loaded
+        # itself and tritonrt's front end lists while it describes a kernel of it): that one.
+        listed = sys.modules.get(source)
+        if listed is not None and listed is not module and not _is_path(source):
+            _modules[source] = module = listed
         return module
     with _locks_lock:
         lock = _import_locks.setdefault(source, threading.RLock())
@@ -145,7 +154,7 @@ def import_source(source):
         module = _modules.get(source)
         if module is not None:
             return module
-        is_path = source.endswith(".py") or os.sep in source
+        is_path = _is_path(source)
         # In tritonrt's own interpreter a kernel file must not end the host program.
         real_exit = os._exit
         if common.embedded:
