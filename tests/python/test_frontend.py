@@ -550,6 +550,85 @@ def test_a_kernel_redefined_under_its_name_launches_as_redefined(rt, recording, 
     assert hashes[0] != hashes[1] and hashes[0] == hashes[2]
 
 
+EDITED_ON_DISK = """
+import sys
+from pathlib import Path
+sys.path[:0] = [sys.argv[1], sys.argv[2], sys.argv[3]]
+import tritonrt, triton
+from triton.runtime.driver import driver
+from triton_reference import HostPointer, RecordingDriver, parse_target
+driver.set_active(RecordingDriver(parse_target("cuda:90")))
+import _edited_kernels as module
+if len(sys.argv) > 4:  # the file edited after the import, the module not reloaded
+    Path(module.__file__).write_text(sys.argv[4])
+args = (HostPointer(0x10000, "float32"), HostPointer(0x20000, "float32"), 100)
+theirs = module.scaled[(2, )](*args, BLOCK=64)
+ours = tritonrt.launcher(module.scaled)[(2, )](*args, BLOCK=64)
+print(ours.hash, theirs.hash)
+"""
+
+
+def test_a_kernel_edited_on_disk_but_not_reloaded_leaves_the_index_alone(rt, tmp_path):
+    # A process runs the kernel it imported, as Triton does, after its file was edited; a
+    # later process that imports the edited file launches the edited kernel, never a binary
+    # the first process compiled from its older code and recorded under the file as it is now.
+    package = Path(rt.__file__).parents[1]
+    support = Path(__file__).parent
+    kernels = tmp_path / "kernels"
+    kernels.mkdir()
+    (kernels / "_edited_kernels.py").write_text(REDEFINED_KERNEL.format(factor=2))
+    env = {**os.environ, "TRITONRT_CACHE_DIR": str(tmp_path / "index"), "TRITON_CACHE_DIR": str(tmp_path / "triton")}
+    env.pop("TRITONRT_INDEX")  # conftest.py turns the index off; here it is the subject
+
+    def run(*edit):
+        done = subprocess.run([sys.executable, "-c", EDITED_ON_DISK, str(package), str(support), str(kernels), *edit],
+                              env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.split()
+
+    older, newer = REDEFINED_KERNEL.format(factor=2), REDEFINED_KERNEL.format(factor=30)
+    ours, theirs = run(newer)  # runs the factor-2 kernel it imported, the file now says 30
+    assert ours == theirs
+    ours_after, theirs_after = run()
+    assert ours_after == theirs_after != theirs
+    (kernels / "_edited_kernels.py").write_text(older)
+    assert run() == [theirs, theirs]
+
+
+NOTEBOOK_CELL = """
+import linecache, sys
+sys.path[:0] = [sys.argv[1], sys.argv[2]]
+import tritonrt
+from triton.runtime.driver import driver
+from triton_reference import HostPointer, RecordingDriver, parse_target
+driver.set_active(RecordingDriver(parse_target("cuda:90")))
+cell, name = sys.argv[3], "<ipython-input-1>"  # as IPython runs a cell: its lines in linecache, no file
+linecache.cache[name] = (len(cell), None, cell.splitlines(True), name)
+exec(compile(cell, name, "exec"), globals())
+args = (HostPointer(0x10000, "float32"), HostPointer(0x20000, "float32"), 100)
+theirs = scaled[(2, )](*args, BLOCK=64)
+ours = tritonrt.launcher(scaled)[(2, )](*args, BLOCK=64)
+print(ours.hash, theirs.hash)
+"""
+
+
+def test_notebook_kernels_of_one_name_in_two_processes_launch_their_own(rt, tmp_path):
+    # A kernel defined in a notebook cell has no file: nothing tells one process's
+    # __main__.scaled from another's, so neither may be served what the other compiled.
+    env = {**os.environ, "TRITONRT_CACHE_DIR": str(tmp_path / "index"), "TRITON_CACHE_DIR": str(tmp_path / "triton")}
+    env.pop("TRITONRT_INDEX")  # conftest.py turns the index off; here it is the subject
+    hashes = []
+    for factor in (2, 30):
+        done = subprocess.run([sys.executable, "-c", NOTEBOOK_CELL, str(Path(rt.__file__).parents[1]),
+                               str(Path(__file__).parent), REDEFINED_KERNEL.format(factor=factor)],
+                              env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        ours, theirs = done.stdout.split()
+        assert ours == theirs
+        hashes.append(theirs)
+    assert hashes[0] != hashes[1]
+
+
 def test_two_unlisted_modules_of_one_name_launch_their_own_kernels(rt, recording, tmp_path, caplog):
     # FlagGems names a generated module by its scalar function and rank, while the file it
     # loads (and the code in it) also depends on its code generation options: one module

@@ -6,7 +6,7 @@ import os
 import re
 import sys
 
-from _tritonrt_bridge.common import KernelNotFoundError, as_json, printable
+from _tritonrt_bridge.common import KernelNotFoundError, KernelSourceError, as_json, printable
 from _tritonrt_bridge.importing import import_source, search_paths
 
 # What the package offers C++.
@@ -185,6 +185,25 @@ def kernel_description(source, name):
     })
 
 
+def _source_in_file(fn):
+    """The source of JIT function `fn` as Triton reads it (the block at its first line, dedented,
+    from `def` on), from its file as the file is now; None where no file holds it."""
+    import inspect
+    import textwrap
+    import tokenize
+    try:
+        path = inspect.getsourcefile(fn.fn)
+        if path is None:
+            return None
+        with tokenize.open(path) as file:
+            lines = file.readlines()
+        source = textwrap.dedent("".join(inspect.getblock(lines[fn.fn.__code__.co_firstlineno - 1:])))
+    except (OSError, SyntaxError, ValueError, IndexError, tokenize.TokenError):
+        return None
+    start = re.search(r"^def\s+\w+\s*\(", source, re.MULTILINE)
+    return source[start.start():] if start else None
+
+
 def dependencies(handle):
     """The files Triton's cache key for kernel `handle` depends on, for C++ to re-check without
     Python (src/store/index.cpp): the kernel's source file; for it and every @triton.jit
@@ -192,7 +211,10 @@ def dependencies(handle):
     `module.NAME`, or a name imported with `from module import NAME`: every loaded module
     binding that same object under that name counts); and Triton's own `__init__.py` (which
     holds its version). More files than needed only cost a recompile; one missing could serve
-    a stale kernel. Answer: JSON, a list of absolute paths."""
+    a stale kernel. A JIT function whose code in this process is not what its file holds now
+    (the file edited since it was imported, or no file at all, as for a notebook cell's) raises
+    KernelSourceError: the file's stamps would name code this process does not run, so such a
+    kernel is not indexed. Answer: JSON, a list of absolute paths."""
     import inspect
     import triton
     from triton.runtime.jit import JITCallable
@@ -217,6 +239,9 @@ def dependencies(handle):
             return
         seen.add(id(fn))
         fn.cache_key  # fills used_global_vals, as compiling does
+        if _source_in_file(fn) != fn.src:
+            raise KernelSourceError(f"'{fn.__name__}' in this process is not the code its file holds now (the file "
+                                    "was edited since it was imported, or no file holds it)")
         add(inspect.getsourcefile(fn.fn))
         scope = fn.fn.__globals__
         names = fn.fn.__code__.co_names
