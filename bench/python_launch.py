@@ -166,20 +166,22 @@ def function_rows(stream):
             "liger_kernel.ops.rms_norm", lambda m: m.LigerRMSNormFunction.apply(x, w, 1e-6)),
         "fla chunk_local_cumsum(g, 64) (function)": ("fla.ops.utils.cumsum", lambda m: m.chunk_local_cumsum(g, 64)),
     }
-    try:
-        from flag_gems.utils.libentry import LibEntry
+    def libentries():
+        # Those of FlagGems' generated kernels are made on a function's first call.
+        try:
+            from flag_gems.utils.libentry import LibEntry
+        except ImportError:
+            return []
         with warnings.catch_warnings():  # isinstance() on torch's deprecated objects warns
             warnings.simplefilter("ignore")
-            entries = [o for o in gc.get_objects() if isinstance(o, LibEntry)]
-    except ImportError:
-        entries = []
+            return [o for o in gc.get_objects() if isinstance(o, LibEntry)]
 
     def routed(on):
         """install() or uninstall(); FlagGems' libentry caches forgotten, since it relaunches the
         compiled kernel of a first call, whichever path made it."""
         def prepare():
             if tritonrt.installed() != on:
-                for entry in entries:
+                for entry in libentries():
                     entry.kernel_cache = tuple({} for _ in entry.kernel_cache)
                 tritonrt.install() if on else tritonrt.uninstall()
         return prepare
