@@ -166,6 +166,7 @@ def function_rows(stream):
             "liger_kernel.ops.rms_norm", lambda m: m.LigerRMSNormFunction.apply(x, w, 1e-6)),
         "fla chunk_local_cumsum(g, 64) (function)": ("fla.ops.utils.cumsum", lambda m: m.chunk_local_cumsum(g, 64)),
     }
+
     def libentries():
         # Those of FlagGems' generated kernels are made on a function's first call.
         try:

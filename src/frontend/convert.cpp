@@ -218,7 +218,9 @@ const char* to_arg(PyObject* object, Arg& arg, CallStorage* storage) {
   if (s.torch != nullptr) {
     const int tensor = s.torch->tensor(object, arg);
     if (tensor > 0) return nullptr;
-    if (tensor < 0) return "a tensor that is not on a CUDA device, or of a dtype Triton has no type for";
+    if (tensor < 0)
+      return "a tensor that is not on a CUDA device, has no data pointer (sparse) or is of a dtype Triton has no type "
+             "for";
   }
   if (type == &PyUnicode_Type) {
     Py_ssize_t size = 0;

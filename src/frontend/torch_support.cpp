@@ -24,8 +24,14 @@ int tensor(PyObject* object, Arg& arg) {
   if (!t.defined() || !t.is_cuda()) return -1;
   const auto dtype = torch::to_dtype(t.scalar_type());
   if (!dtype) return -1;
+  try {
+    arg.value.u = reinterpret_cast<std::uintptr_t>(t.data_ptr());
+  } catch (const std::exception&) {
+    // No data pointer (a sparse tensor has no storage): torch throws, which must not
+    // cross the interpreter. Triton's path raises torch's error for it.
+    return -1;
+  }
   arg.kind = ArgKind::pointer;
-  arg.value.u = reinterpret_cast<std::uintptr_t>(t.data_ptr());
   arg.dtype = *dtype;
   arg.source = ArgSource::tensor;
   arg.object = &t;  // lives in the Python object, which the caller holds through the launch

@@ -247,6 +247,17 @@ def test_torch_compile_fullgraph_over_a_launcher(rt):
     assert torch.equal(compiled(x, y), (x + y) * 2)
 
 
+def test_a_sparse_tensor_raises_what_triton_raises(rt):
+    # It has no data pointer: torch raises when asked for one, from C++ as from Python.
+    x = torch.sparse_coo_tensor(torch.tensor([[0, 2]]), torch.tensor([1.0, 2.0]), (4, ), device="cuda")
+    y, out = torch.ones(4, device="cuda"), torch.empty(4, device="cuda")
+    with pytest.raises(Exception) as theirs:
+        K.add_kernel[(1, )](x, y, out, 4)
+    with pytest.raises(type(theirs.value)) as ours:
+        rt.launcher(K.add_kernel)[(1, )](x, y, out, 4)
+    assert str(ours.value) == str(theirs.value)
+
+
 def test_two_threads_launch_at_once(rt):
     errors = []
 
