@@ -30,18 +30,22 @@ using tritonrt::detail::KernelIndex;
 constexpr std::string_view kKinds[] = {"kernel", "artifact", "choice", "heuristic"};
 constexpr std::string_view kName = "k", kKey = "fingerprint|cuda:90|key";
 
+// The index's scratch folder, removed when libFuzzer exits. Never destroyed itself: a static
+// path would be destroyed before an exit handler registered while constructing it runs, and
+// the folder (hundreds of MB after a run) would stay in /tmp.
 const fs::path& scratch() {
-  static const fs::path dir = [] {
+  static const fs::path* const dir = [] {
     std::string pattern = (fs::temp_directory_path() / "tritonrt-fuzz-index-XXXXXX").string();
     FUZZ_CHECK(::mkdtemp(pattern.data()) != nullptr);
     tritonrt::set_log_level(tritonrt::LogLevel::off);  // set-aside warnings, thousands a second
+    auto* path = new fs::path(pattern);
     std::atexit([] {
       std::error_code ec;
       fs::remove_all(scratch(), ec);
     });
-    return fs::path(pattern);
+    return path;
   }();
-  return dir;
+  return *dir;
 }
 
 void write(const fs::path& path, const std::string& bytes) {
