@@ -12,6 +12,7 @@ import os
 import random
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -550,80 +551,152 @@ def test_a_kernel_redefined_under_its_name_launches_as_redefined(rt, recording, 
     assert hashes[0] != hashes[1] and hashes[0] == hashes[2]
 
 
-EDITED_ON_DISK = """
+# What a child process of the tests below runs first: argv[1:3] the tritonrt package's folder
+# and this one's, then launches on the recording driver; argv[3:] are the script's.
+CHILD_PREAMBLE = """
 import sys
-from pathlib import Path
-sys.path[:0] = [sys.argv[1], sys.argv[2], sys.argv[3]]
-import tritonrt, triton
-from triton.runtime.driver import driver
-from triton_reference import HostPointer, RecordingDriver, parse_target
-driver.set_active(RecordingDriver(parse_target("cuda:90")))
-import _edited_kernels as module
-if len(sys.argv) > 4:  # the file edited after the import, the module not reloaded
-    Path(module.__file__).write_text(sys.argv[4])
-args = (HostPointer(0x10000, "float32"), HostPointer(0x20000, "float32"), 100)
-theirs = module.scaled[(2, )](*args, BLOCK=64)
-ours = tritonrt.launcher(module.scaled)[(2, )](*args, BLOCK=64)
-print(ours.hash, theirs.hash)
-"""
-
-
-def test_a_kernel_edited_on_disk_but_not_reloaded_leaves_the_index_alone(rt, tmp_path):
-    # A process runs the kernel it imported, as Triton does, after its file was edited; a
-    # later process that imports the edited file launches the edited kernel, never a binary
-    # the first process compiled from its older code and recorded under the file as it is now.
-    package = Path(rt.__file__).parents[1]
-    support = Path(__file__).parent
-    kernels = tmp_path / "kernels"
-    kernels.mkdir()
-    (kernels / "_edited_kernels.py").write_text(REDEFINED_KERNEL.format(factor=2))
-    env = {**os.environ, "TRITONRT_CACHE_DIR": str(tmp_path / "index"), "TRITON_CACHE_DIR": str(tmp_path / "triton")}
-    env.pop("TRITONRT_INDEX")  # conftest.py turns the index off; here it is the subject
-
-    def run(*edit):
-        done = subprocess.run([sys.executable, "-c", EDITED_ON_DISK, str(package), str(support), str(kernels), *edit],
-                              env=env, capture_output=True, text=True, timeout=300)
-        assert done.returncode == 0, done.stderr
-        return done.stdout.split()
-
-    older, newer = REDEFINED_KERNEL.format(factor=2), REDEFINED_KERNEL.format(factor=30)
-    ours, theirs = run(newer)  # runs the factor-2 kernel it imported, the file now says 30
-    assert ours == theirs
-    ours_after, theirs_after = run()
-    assert ours_after == theirs_after != theirs
-    (kernels / "_edited_kernels.py").write_text(older)
-    assert run() == [theirs, theirs]
-
-
-NOTEBOOK_CELL = """
-import linecache, sys
-sys.path[:0] = [sys.argv[1], sys.argv[2]]
+sys.path[:0] = sys.argv[1:3]
 import tritonrt
 from triton.runtime.driver import driver
 from triton_reference import HostPointer, RecordingDriver, parse_target
 driver.set_active(RecordingDriver(parse_target("cuda:90")))
+args = (HostPointer(0x10000, "float32"), HostPointer(0x20000, "float32"), 100)
+
+
+def print_both_hashes(kernel):
+    theirs = kernel[(2, )](*args, BLOCK=64)
+    ours = tritonrt.launcher(kernel)[(2, )](*args, BLOCK=64)
+    print(ours.hash, theirs.hash)
+"""
+
+
+def in_a_child(rt, tmp_path, script, *argv):
+    """Runs CHILD_PREAMBLE and `script` in a process of its own, with an index and a Triton
+    cache of the test's own and tritonrt's log at info: (what it printed, split; its log)."""
+    env = {**os.environ, "TRITONRT_CACHE_DIR": str(tmp_path / "index"), "TRITON_CACHE_DIR": str(tmp_path / "triton"),
+           "TRITONRT_LOG": "info"}
+    env.pop("TRITONRT_INDEX")  # conftest.py turns the index off; here it is the subject
+    done = subprocess.run([sys.executable, "-c", CHILD_PREAMBLE + script, str(Path(rt.__file__).parents[1]),
+                           str(Path(__file__).parent), *argv], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split(), done.stderr
+
+
+EDITED_ON_DISK = """
+from pathlib import Path
+sys.path.insert(0, sys.argv[3])
+import _edited_kernels as module
+if len(sys.argv) > 4:  # the file edited after the import, the module not reloaded
+    Path(module.__file__).write_text(sys.argv[4])
+print_both_hashes(module.scaled)
+"""
+
+
+# The same kernel with its factor in a module-level constexpr: written as a literal (the
+# index compares it with the file's text) and computed (the file's text does not tell it).
+GLOBAL_KERNEL = """
+import triton
+import triton.language as tl
+
+FACTOR = tl.constexpr({factor})
+
+
+@triton.jit
+def scaled(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) * FACTOR, mask=mask)
+"""
+EDITS = {
+    "the kernel's code": lambda factor: REDEFINED_KERNEL.format(factor=factor),
+    "a global's literal": lambda factor: GLOBAL_KERNEL.format(factor=factor),
+    "a computed global": lambda factor: GLOBAL_KERNEL.format(factor=f'int("{factor}")'),
+}
+
+
+@pytest.mark.parametrize("edit", EDITS)
+def test_a_kernel_edited_on_disk_but_not_reloaded_leaves_the_index_alone(rt, tmp_path, edit):
+    # A process runs the kernel it imported, as Triton does, after its file was edited; a
+    # later process that imports the edited file launches the edited kernel, never a binary
+    # the first process compiled from its older code and recorded under the file as it is now.
+    kernels = tmp_path / "kernels"
+    kernels.mkdir()
+    source = kernels / "_edited_kernels.py"
+    older, newer = EDITS[edit](2), EDITS[edit](30)
+
+    def run(*edit):
+        return in_a_child(rt, tmp_path, EDITED_ON_DISK, str(kernels), *edit)
+
+    def indexed():
+        return [p for p in (tmp_path / "index").rglob("kernel") if str(source).encode() in p.read_bytes()]
+
+    def write_before_the_next_process(text):
+        source.write_text(text)
+        an_hour_ago = time.time() - 3600  # as a library's files are: older than what imports them
+        os.utime(source, (an_hour_ago, an_hour_ago))
+
+    write_before_the_next_process(older)
+    (ours, theirs), said = run(newer)  # runs the factor-2 kernel it imported, the file now says 30
+    assert ours == theirs
+    filed_by_the_first = indexed()
+    (ours_after, theirs_after), _ = run()
+    assert ours_after == theirs_after != theirs
+    assert "not indexed" in said and filed_by_the_first == []
+    assert len(indexed()) == 1  # a file older than the process: checked or not, the kernel is filed
+    write_before_the_next_process(older)
+    assert run()[0] == [theirs, theirs]
+
+
+# Module texts, with what their FACTOR is by their text alone (None: the text does not say).
+FACTOR_TEXTS = {
+    "FACTOR = tl.constexpr(2 * 3 + 1)": tl.constexpr(7),
+    "FACTOR: tl.constexpr = -(1 << 4)": -16,
+    "BASE = 3\nFACTOR = tl.constexpr(BASE * 2)": tl.constexpr(6),
+    "FACTOR = tl.constexpr(5)\nFACTOR = tl.constexpr(6)": tl.constexpr(6),
+    "FACTOR = tl.constexpr(int('6'))": None,
+    "from consts import FACTOR": None,  # no module of that name is loaded
+    "from math import pi as FACTOR": None,  # a module without a file
+    "from tritonrt import FACTOR": None,  # a file without it
+    "FACTOR = tl.constexpr(6)\nif flag:\n    FACTOR = tl.constexpr(8)": None,
+    "FACTOR = tl.constexpr(6)\nfor FACTOR in range(3):\n    pass": None,
+    "FACTOR = tl.constexpr(6)\n(FACTOR := 8)": None,
+    "FACTOR = tl.constexpr(6)\ndef configure():\n    global FACTOR\n    FACTOR = tl.constexpr(8)": None,
+    "FACTOR = tl.constexpr(6)\nexec('FACTOR = tl.constexpr(8)')": None,
+    "FACTOR = tl.constexpr(6)\nglobals()['FACTOR'] = tl.constexpr(8)": None,
+    "FACTOR = tl.constexpr(2 ** 100000)": None,
+}
+
+
+@pytest.mark.parametrize("text", FACTOR_TEXTS)
+def test_a_global_is_checked_against_its_files_text_only_where_the_text_settles_it(rt, recording, tmp_path, text):
+    # What the index compares with a global of the process; a text that does not settle the
+    # value leaves the kernel filed only where its files are older than the process.
+    both_launch(rt, recording, K.add_kernel, (4, ), pointer(), pointer(0x2000), pointer(0x3000), 1000)
+    freshness = sys.modules["_tritonrt_bridge.freshness"]
+    path = tmp_path / "factor.py"
+    path.write_text(text + "\n")
+    try:
+        settled = freshness._value_in_file(str(path), "FACTOR", None)
+    except freshness._Unknown:
+        settled = None
+    assert freshness._comparable(settled) == freshness._comparable(FACTOR_TEXTS[text])
+
+
+NOTEBOOK_CELL = """
+import linecache
 cell, name = sys.argv[3], "<ipython-input-1>"  # as IPython runs a cell: its lines in linecache, no file
 linecache.cache[name] = (len(cell), None, cell.splitlines(True), name)
 exec(compile(cell, name, "exec"), globals())
-args = (HostPointer(0x10000, "float32"), HostPointer(0x20000, "float32"), 100)
-theirs = scaled[(2, )](*args, BLOCK=64)
-ours = tritonrt.launcher(scaled)[(2, )](*args, BLOCK=64)
-print(ours.hash, theirs.hash)
+print_both_hashes(scaled)
 """
 
 
 def test_notebook_kernels_of_one_name_in_two_processes_launch_their_own(rt, tmp_path):
     # A kernel defined in a notebook cell has no file: nothing tells one process's
     # __main__.scaled from another's, so neither may be served what the other compiled.
-    env = {**os.environ, "TRITONRT_CACHE_DIR": str(tmp_path / "index"), "TRITON_CACHE_DIR": str(tmp_path / "triton")}
-    env.pop("TRITONRT_INDEX")  # conftest.py turns the index off; here it is the subject
     hashes = []
     for factor in (2, 30):
-        done = subprocess.run([sys.executable, "-c", NOTEBOOK_CELL, str(Path(rt.__file__).parents[1]),
-                               str(Path(__file__).parent), REDEFINED_KERNEL.format(factor=factor)],
-                              env=env, capture_output=True, text=True, timeout=300)
-        assert done.returncode == 0, done.stderr
-        ours, theirs = done.stdout.split()
+        (ours, theirs), _ = in_a_child(rt, tmp_path, NOTEBOOK_CELL, REDEFINED_KERNEL.format(factor=factor))
         assert ours == theirs
         hashes.append(theirs)
     assert hashes[0] != hashes[1]

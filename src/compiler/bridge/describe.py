@@ -6,7 +6,8 @@ import os
 import re
 import sys
 
-from _tritonrt_bridge.common import KernelNotFoundError, KernelSourceError, as_json, printable
+from _tritonrt_bridge.common import KernelNotFoundError, as_json, printable
+from _tritonrt_bridge.freshness import check_fresh
 from _tritonrt_bridge.importing import import_source, search_paths
 
 # What the package offers C++.
@@ -185,25 +186,6 @@ def kernel_description(source, name):
     })
 
 
-def _source_in_file(fn):
-    """The source of JIT function `fn` as Triton reads it (the block at its first line, dedented,
-    from `def` on), from its file as the file is now; None where no file holds it."""
-    import inspect
-    import textwrap
-    import tokenize
-    try:
-        path = inspect.getsourcefile(fn.fn)
-        if path is None:
-            return None
-        with tokenize.open(path) as file:
-            lines = file.readlines()
-        source = textwrap.dedent("".join(inspect.getblock(lines[fn.fn.__code__.co_firstlineno - 1:])))
-    except (OSError, SyntaxError, ValueError, IndexError, tokenize.TokenError):
-        return None
-    start = re.search(r"^def\s+\w+\s*\(", source, re.MULTILINE)
-    return source[start.start():] if start else None
-
-
 def dependencies(handle):
     """The files Triton's cache key for kernel `handle` depends on, for C++ to re-check without
     Python (src/store/index.cpp): the kernel's source file; for it and every @triton.jit
@@ -211,12 +193,14 @@ def dependencies(handle):
     `module.NAME`, or a name imported with `from module import NAME`: every loaded module
     binding that same object under that name counts); and Triton's own `__init__.py` (which
     holds its version). More files than needed only cost a recompile; one missing could serve
-    a stale kernel. A JIT function whose code in this process is not what its file holds now
-    (the file edited since it was imported, or no file at all, as for a notebook cell's) raises
-    KernelSourceError: the file's stamps would name code this process does not run, so such a
-    kernel is not indexed. Answer: JSON, a list of absolute paths."""
+    a stale kernel. Where the kernel in this process may not be what its files hold now (a file
+    edited since it was imported, or no file at all, as for a notebook cell's: see
+    freshness.check_fresh) this raises KernelSourceError: the files' stamps would name code
+    this process does not run, so such a kernel is not indexed. Answer: JSON, a list of
+    absolute paths."""
     import inspect
     import triton
+    from triton.runtime.autotuner import Autotuner, Heuristics
     from triton.runtime.jit import JITCallable
 
     files = []
@@ -232,16 +216,13 @@ def dependencies(handle):
             if isinstance(namespace, dict) and namespace.get(name, None) is value:
                 yield module
 
-    seen = set()
+    visited = {}
 
     def visit(fn):
-        if id(fn) in seen:
+        if id(fn) in visited:
             return
-        seen.add(id(fn))
+        visited[id(fn)] = fn
         fn.cache_key  # fills used_global_vals, as compiling does
-        if _source_in_file(fn) != fn.src:
-            raise KernelSourceError(f"'{fn.__name__}' in this process is not the code its file holds now (the file "
-                                    "was edited since it was imported, or no file holds it)")
         add(inspect.getsourcefile(fn.fn))
         scope = fn.fn.__globals__
         names = fn.fn.__code__.co_names
@@ -263,4 +244,7 @@ def dependencies(handle):
 
     visit(kernels[handle])
     add(inspect.getsourcefile(triton))
+    # A library's wrapper is described by its type alone; autotune and heuristics by their arguments.
+    tuned = any(isinstance(layer, (Autotuner, Heuristics)) for layer in decorator_stacks[handle])
+    check_fresh(list(visited.values()), tuned, files)
     return as_json([printable(os.path.abspath(f)) for f in files])
