@@ -486,6 +486,9 @@ run_wheel() {
     status=1
     pytest_result="NOT RUN ($step failed)"
   fi
+  # Made anew each run: where all passed, its 5 GB (torch, CUDA's libraries) go, so that runs
+  # in one place or in several clones do not fill the disk; a failing one stays to be looked at.
+  ((status == 0)) && rm -rf "$venv"
   ((status == 0)) || { FAILED=1; tail -n 40 "$log"; }
   SUMMARY+=("$(printf '%-4s  %-44s  pip install . %ss, .[torch] %ss; pytest: %s' \
     "$( ((status == 0)) && echo ok || echo FAIL)" "$BUILD_WHEEL/ (READMEs' commands, fresh venv)" \
