@@ -51,8 +51,8 @@ class Scratch : public ::testing::Environment {
     fs::copy(kKernels / "library_style.py", dir / "library_style.py");
     fs::copy(kKernels / "gpu_kernels.py", dir / "gpu_kernels.py");
     // Older than the processes that import them, as a library's files are: where the index
-    // cannot check a kernel against its file's text (its decorators' arguments), it files the
-    // kernel only if no file of it changed since the process started.
+    // cannot check a kernel against its file's text (an autotune's or heuristics' arguments),
+    // it files the kernel only if no file of it changed since the process started.
     for (const auto& entry : fs::recursive_directory_iterator(dir)) {
       if (entry.is_regular_file()) fs::last_write_time(entry.path(), entry.last_write_time() - std::chrono::hours(1));
     }
