@@ -664,6 +664,12 @@ FACTOR_TEXTS = {
     "FACTOR = tl.constexpr(6)\nexec('FACTOR = tl.constexpr(8)')": None,
     "FACTOR = tl.constexpr(6)\nglobals()['FACTOR'] = tl.constexpr(8)": None,
     "FACTOR = tl.constexpr(2 ** 100000)": None,
+    "FACTOR = tl.constexpr(((2 ** 200) ** 200) ** 200)": None,
+    "FACTOR = tl.constexpr(~1.5)": None,
+    "FACTOR = tl.constexpr(-'text')": None,
+    "FACTOR = tl.constexpr(1 // 0)": None,
+    "FACTOR = tl.constexpr((-8) ** 0.5)": None,
+    "FACTOR = tl.constexpr((2, 3.5, -1))": tl.constexpr((2, 3.5, -1)),
 }
 
 

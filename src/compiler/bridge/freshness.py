@@ -149,19 +149,19 @@ def _evaluate(node, bindings, package, depth=0):
         return node.value
     if isinstance(node, ast.Tuple):
         return tuple(inner(e) for e in node.elts)
-    if isinstance(node, ast.UnaryOp) and type(node.op) in _OPERATORS:
-        return _OPERATORS[type(node.op)](inner(node.operand))
-    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
-        left, right = inner(node.left), inner(node.right)
-        numbers = (bool, int, float)
-        if not isinstance(left, numbers) or not isinstance(right, numbers):
+    if isinstance(node, (ast.UnaryOp, ast.BinOp)) and type(node.op) in _OPERATORS:
+        operands = [inner(node.operand)] if isinstance(node, ast.UnaryOp) else [inner(node.left), inner(node.right)]
+        if not all(isinstance(x, (bool, int, float)) for x in operands):
             raise _Unknown()  # no string or tuple repetition: its size is the file's to choose
-        if isinstance(node.op, (ast.Pow, ast.LShift)) and abs(right) > 256:
+        if isinstance(node.op, (ast.Pow, ast.LShift)) and abs(operands[1]) > 256:
             raise _Unknown()
         try:
-            return _OPERATORS[type(node.op)](left, right)
-        except (ArithmeticError, ValueError) as e:
+            value = _OPERATORS[type(node.op)](*operands)
+        except (ArithmeticError, ValueError, TypeError) as e:
             raise _Unknown() from e
+        if isinstance(value, int) and value.bit_length() > 4096 or not isinstance(value, (bool, int, float)):
+            raise _Unknown()  # a number no kernel takes, or a complex root
+        return value
     if isinstance(node, ast.Name):
         bound = bindings.get(node.id)
         if bound is None:
