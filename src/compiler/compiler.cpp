@@ -117,12 +117,6 @@ std::optional<std::string> make_artifact(CompiledFiles& files, const Target& tar
   return artifact_problem(artifact, target);
 }
 
-// The index, when it holds `kernel`'s record: its records are filed under keys with that
-// record's fingerprint in front (fingerprinted). nullptr for a kernel not indexed.
-const KernelIndex* indexed(const KernelDescription& kernel) {
-  return kernel.index_fingerprint.empty() ? nullptr : KernelIndex::get();
-}
-
 // Why a kernel named by module, read from the index, may no longer be what its import
 // finds (another file along its search path now), or nullopt when it still is.
 std::optional<std::string> moved_module(const KernelDescription& kernel) {
@@ -138,6 +132,32 @@ std::optional<std::string> moved_module(const KernelDescription& kernel) {
            "' it was compiled from";
   }
   return std::nullopt;
+}
+
+// The index, when it holds `kernel`'s record: its records are filed under keys with that
+// record's fingerprint in front (fingerprinted). nullptr for a kernel not indexed, and for one
+// read from the index whose files changed before Python imported it (what Python compiles
+// then is not the code the record names; said once).
+const KernelIndex* indexed(const KernelDescription& kernel) {
+  const KernelIndex* index = kernel.index_fingerprint.empty() ? nullptr : KernelIndex::get();
+  if (index == nullptr || kernel.late_import == nullptr) return index;
+  LateImport state = kernel.late_import->load();
+  if (state == LateImport::unchecked) {
+    std::string why;
+    const auto found = index->find_kernel(kernel.source, kernel.name, why);
+    std::optional<std::string> moved;
+    if (found && found->fingerprint != kernel.index_fingerprint) why = "its record was replaced";
+    if (found && found->fingerprint == kernel.index_fingerprint) moved = moved_module(kernel);
+    const bool same = found && found->fingerprint == kernel.index_fingerprint && !moved;
+    if (kernel.late_import->compare_exchange_strong(state, same ? LateImport::same : LateImport::changed) && !same) {
+      log_about(LogLevel::warning, {kernel.name},
+                "changed since this process read it from the index ({}): what Python compiles from its files as "
+                "they are now is not recorded there",
+                moved ? *moved : why);
+    }
+    state = kernel.late_import->load();
+  }
+  return state == LateImport::changed ? nullptr : index;
 }
 
 }  // namespace
@@ -242,6 +262,7 @@ KernelDescription kernel_description(std::string_view source, std::string_view n
       try {
         KernelDescription kernel = stored(found->description, found->rules);
         kernel.index_fingerprint = std::move(found->fingerprint);
+        kernel.late_import = std::make_shared<std::atomic<LateImport>>(LateImport::not_yet);
         if (const auto moved = moved_module(kernel)) {
           index_why = *moved;
         } else {
@@ -313,7 +334,9 @@ Artifact compile(const KernelDescription& kernel, const Target& target, const Co
     Artifact artifact;
     const auto problem = make_artifact(files, target, artifact);
     if (!problem) {
-      if (index != nullptr) index->put_artifact(kernel.source, kernel.name, index_key, artifact);
+      // Looked up again: compiling may have been this process's first import of the kernel.
+      if (const KernelIndex* filing = indexed(kernel))
+        filing->put_artifact(kernel.source, kernel.name, index_key, artifact);
       return artifact;
     }
     if (!files.from_cache) {

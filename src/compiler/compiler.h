@@ -5,6 +5,7 @@
 // against (after checking its version). What the module answers is parsed and checked here.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -55,6 +56,12 @@ struct DecoratorLayer {
   bool tune_lone_pruned = true;  ///< the one config pruning left is benchmarked all the same (Triton < 3.8)
 };
 
+/// For a kernel read from the index, what Python imported for it later (on its first call that
+/// needed Python): not yet, imported but not compared with the index record yet, the code the
+/// record names, or changed on disk in between (then nothing more is read from or filed under
+/// that record in this process).
+enum class LateImport : std::uint8_t { not_yet, unchecked, same, changed };
+
 /// A kernel as the call path knows it: described by the bridge, or read back from
 /// tritonrt's index (src/store/index.h) without Python.
 struct KernelDescription {
@@ -66,7 +73,10 @@ struct KernelDescription {
   bool through_python = false;  ///< described by the bridge in this process, not read from a bundle or the index
   std::shared_ptr<const SpecializationRules> rules;  ///< those of the Triton that described it
   std::string index_fingerprint;                     ///< the index record's, or "" when it is not indexed
-  const MappedKernel* bundle = nullptr;              ///< the loaded bundle's copy it was read from, if any
+  /// Read from the index: its LateImport, shared by the description's copies (null otherwise).
+  /// The compiler module sets `unchecked` when it imports the kernel; compiler.cpp compares.
+  std::shared_ptr<std::atomic<LateImport>> late_import;
+  const MappedKernel* bundle = nullptr;  ///< the loaded bundle's copy it was read from, if any
   KernelSignature signature;
   std::vector<ParamRule> param_rules;        ///< per parameter, in the specializer's compact form
   std::vector<std::optional<Arg>> defaults;  ///< Arg form of each Python default, if any

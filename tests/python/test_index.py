@@ -88,6 +88,28 @@ def test_an_edited_helper_recompiles_and_is_indexed_again(cli, scratch):
     assert hash_of(again) == hash_of(edited)
 
 
+def test_a_file_edited_before_python_imports_it_files_nothing_under_the_older_record(cli, scratch):
+    # A process is served the kernel's description from the index and needs Python only for a
+    # call the index holds no binary for; the file changed in between (here sitecustomize edits
+    # it as that process starts Python), so Python compiles code the record does not name:
+    # nothing of it may be filed under that record, for a later process with the recorded file.
+    source = scratch / "signatures.py"
+    recorded = source.read_text()
+    edited = recorded.replace("tl.load(q + offs, mask=offs < n)", "tl.load(q + offs, mask=offs < n) * 2")
+    assert edited != recorded
+    hash_of(compile_plain(cli, scratch, block=64))
+    hooks = scratch / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(f"import pathlib\npathlib.Path({str(source)!r}).write_text({edited!r})\n")
+    late = compile_plain(cli, scratch, block=128, env={"PYTHONPATH": str(hooks)})
+    assert SERVED in late.stderr and source.read_text() == edited
+    assert hash_of(late) == hash_of(compile_plain(cli, scratch, block=128, env={"TRITONRT_INDEX": "off"}))
+    assert f"changed since this process read it from the index ('{source}' changed since it was compiled)" in late.stderr
+    source.write_text(recorded)
+    expected = hash_of(compile_plain(cli, scratch, block=128, env={"TRITONRT_INDEX": "off"}))
+    assert hash_of(compile_plain(cli, scratch, block=128)) == expected
+
+
 def test_a_constexpr_imported_from_another_module_is_a_dependency(cli, scratch):
     # `from .consts import SCALE`: Triton's key holds SCALE's value; the index must notice
     # when consts.py changes it, though the kernel's own file is unchanged.
