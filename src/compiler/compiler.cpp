@@ -134,26 +134,39 @@ std::optional<std::string> moved_module(const KernelDescription& kernel) {
   return std::nullopt;
 }
 
+// Why the code Python imported for `kernel`, read from the index earlier in this process, is
+// not the code its record names, or nullopt when it is: the bridge's check of the imported
+// code against the files as they are now (a module imported before it was edited), then the
+// record against those files.
+std::optional<std::string> late_import_differs(const KernelIndex& index, const KernelDescription& kernel) {
+  try {
+    (void)python_side({kernel.name}, "checking the kernel against its files").compiler->kernel_dependencies(kernel);
+  } catch (const Error& e) {
+    return without_prefix(e.what());
+  }
+  std::string why;
+  const auto found = index.find_kernel(kernel.source, kernel.name, why);
+  if (!found) return why;
+  if (found->fingerprint != kernel.index_fingerprint) return "its record was replaced";
+  return moved_module(kernel);
+}
+
 // The index, when it holds `kernel`'s record: its records are filed under keys with that
 // record's fingerprint in front (fingerprinted). nullptr for a kernel not indexed, and for one
-// read from the index whose files changed before Python imported it (what Python compiles
-// then is not the code the record names; said once).
+// read from the index that Python, importing it later, found changed (what Python compiles then
+// is not the code the record names; said once).
 const KernelIndex* indexed(const KernelDescription& kernel) {
   const KernelIndex* index = kernel.index_fingerprint.empty() ? nullptr : KernelIndex::get();
   if (index == nullptr || kernel.late_import == nullptr) return index;
   LateImport state = kernel.late_import->load();
   if (state == LateImport::unchecked) {
-    std::string why;
-    const auto found = index->find_kernel(kernel.source, kernel.name, why);
-    std::optional<std::string> moved;
-    if (found && found->fingerprint != kernel.index_fingerprint) why = "its record was replaced";
-    if (found && found->fingerprint == kernel.index_fingerprint) moved = moved_module(kernel);
-    const bool same = found && found->fingerprint == kernel.index_fingerprint && !moved;
-    if (kernel.late_import->compare_exchange_strong(state, same ? LateImport::same : LateImport::changed) && !same) {
+    const auto differs = late_import_differs(*index, kernel);
+    if (kernel.late_import->compare_exchange_strong(state, differs ? LateImport::changed : LateImport::same) &&
+        differs) {
       log_about(LogLevel::warning, {kernel.name},
                 "changed since this process read it from the index ({}): what Python compiles from its files as "
                 "they are now is not recorded there",
-                moved ? *moved : why);
+                *differs);
     }
     state = kernel.late_import->load();
   }

@@ -88,26 +88,58 @@ def test_an_edited_helper_recompiles_and_is_indexed_again(cli, scratch):
     assert hash_of(again) == hash_of(edited)
 
 
+def starting_python_runs(scratch, code):
+    """The environment under which `code` runs as a CLI process starts Python (sitecustomize),
+    which it does only for a call that needs Python, after it read the index."""
+    hooks = scratch / "hooks"
+    hooks.mkdir(exist_ok=True)
+    (hooks / "sitecustomize.py").write_text(code)
+    return {"PYTHONPATH": str(hooks)}
+
+
+def doubled(text):
+    edited = text.replace("tl.load(q + offs, mask=offs < n)", "tl.load(q + offs, mask=offs < n) * 2")
+    assert edited != text
+    return edited
+
+
 def test_a_file_edited_before_python_imports_it_files_nothing_under_the_older_record(cli, scratch):
     # A process is served the kernel's description from the index and needs Python only for a
-    # call the index holds no binary for; the file changed in between (here sitecustomize edits
-    # it as that process starts Python), so Python compiles code the record does not name:
-    # nothing of it may be filed under that record, for a later process with the recorded file.
+    # call the index holds no binary for; the file changed in between, so Python compiles code
+    # the record does not name: nothing of it may be filed under that record, for a later
+    # process with the recorded file.
     source = scratch / "signatures.py"
     recorded = source.read_text()
-    edited = recorded.replace("tl.load(q + offs, mask=offs < n)", "tl.load(q + offs, mask=offs < n) * 2")
-    assert edited != recorded
     hash_of(compile_plain(cli, scratch, block=64))
-    hooks = scratch / "hooks"
-    hooks.mkdir()
-    (hooks / "sitecustomize.py").write_text(f"import pathlib\npathlib.Path({str(source)!r}).write_text({edited!r})\n")
-    late = compile_plain(cli, scratch, block=128, env={"PYTHONPATH": str(hooks)})
-    assert SERVED in late.stderr and source.read_text() == edited
+    edit = starting_python_runs(scratch, f"import pathlib\npathlib.Path({str(source)!r}).write_text({doubled(recorded)!r})\n")
+    late = compile_plain(cli, scratch, block=128, env=edit)
+    assert SERVED in late.stderr and source.read_text() == doubled(recorded)
     assert hash_of(late) == hash_of(compile_plain(cli, scratch, block=128, env={"TRITONRT_INDEX": "off"}))
     assert f"changed since this process read it from the index ('{source}' changed since it was compiled)" in late.stderr
     source.write_text(recorded)
     expected = hash_of(compile_plain(cli, scratch, block=128, env={"TRITONRT_INDEX": "off"}))
     assert hash_of(compile_plain(cli, scratch, block=128)) == expected
+
+
+def test_a_module_imported_before_its_file_was_recorded_files_nothing_under_the_record(cli, scratch):
+    # The process imported the kernel's module before its file was edited (and recorded so by
+    # another process); read from the index, the kernel is compiled by Python from the older
+    # module this process holds, which is not the code the record names.
+    source = scratch / "signatures.py"
+    older = source.read_text()
+    source.write_text(doubled(older))
+    hash_of(compile_plain(cli, scratch, block=64))
+    imported_older = starting_python_runs(
+        scratch, f"import pathlib, sys\nsys.path.insert(0, {str(scratch)!r})\n"
+        f"pathlib.Path({str(source)!r}).write_text({older!r})\nimport signatures\n"
+        f"pathlib.Path({str(source)!r}).write_text({doubled(older)!r})\n")
+    late = compile_plain(cli, scratch, block=128, env=imported_older)
+    assert SERVED in late.stderr and source.read_text() == doubled(older)
+    expected = hash_of(compile_plain(cli, scratch, block=128, env={"TRITONRT_INDEX": "off"}))
+    assert hash_of(late) != expected
+    assert hash_of(compile_plain(cli, scratch, block=128)) == expected
+    assert "changed since this process read it from the index" in late.stderr
+    assert "'plain' in this process is not the code its file holds now" in late.stderr
 
 
 def test_a_constexpr_imported_from_another_module_is_a_dependency(cli, scratch):
