@@ -225,20 +225,24 @@ def check_fresh(functions, tuned, files):
         files_of[id(fn.fn.__globals__)] = path if files_of.get(id(fn.fn.__globals__), path) == path else None
         if _default_reads_a_global(fn):
             unchecked = unchecked or f"a default of '{fn.__name__}'"
+    # Triton merges a callee's globals into its caller's: each is checked once.
+    used = {}  # (name, id of its globals dict) -> (value, that dict, a function reading it)
     for fn in functions:
-        for (name, _), (value, scope) in getattr(fn, "used_global_vals", {}).items():
-            path = files_of.get(id(scope))
-            try:
-                if path is None:
-                    raise _Unknown()
-                in_file = _value_in_file(path, name, scope.get("__package__"))
-            except _Unknown:
-                unchecked = unchecked or f"global '{name}'"
-                continue
-            if _comparable(in_file) != _comparable(value):
-                raise KernelSourceError(f"global '{name}' of '{fn.__name__}' is {_comparable(value)[1]} in this "
-                                        f"process, while '{path}' now makes it {_comparable(in_file)[1]} (its file "
-                                        "was edited since it was imported)")
+        for key, (value, scope) in getattr(fn, "used_global_vals", {}).items():
+            used.setdefault(key, (value, scope, fn.__name__))
+    for (name, _), (value, scope, reader) in used.items():
+        path = files_of.get(id(scope))
+        try:
+            if path is None:
+                raise _Unknown()
+            in_file = _value_in_file(path, name, scope.get("__package__"))
+        except _Unknown:
+            unchecked = unchecked or f"global '{name}'"
+            continue
+        here, there = _comparable(value), _comparable(in_file)
+        if here != there:
+            raise KernelSourceError(f"global '{name}' of '{reader}' is {here[1]} in this process, while '{path}' "
+                                    f"now makes it {there[1]} (its file was edited since it was imported)")
     if unchecked is None:
         return
     start = process_start()
