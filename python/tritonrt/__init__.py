@@ -15,6 +15,12 @@ and launches Triton kernels from Python through tritonrt (tritonrt.frontend):
 import os
 
 from . import _build_info
+from ._observe import observer as _observer
+
+# What kernel modules imported from now on are made from, for tritonrt's index to record
+# (src/compiler/bridge/observe.py); a module imported earlier is compiled but not recorded.
+if os.environ.get("TRITONRT_INDEX", "") != "off":
+    _observer()
 
 __all__ = ["__version__", "cmake_prefix_path", "include_dir", "library_dir", "cli_path", "torch_version", "launcher",
            "install", "uninstall", "installed"]

@@ -13,7 +13,7 @@
 #include "common/log.h"
 #include "common/record_key.h"
 #include "common/trace.h"
-#include "compiler/module_search.h"
+#include "store/module_search.h"
 #include "compiler/python_discovery.h"
 #include "store/index.h"
 #include "store/triton_cache.h"
@@ -228,14 +228,12 @@ KernelDescription described_through_python(std::string_view source, std::string_
   kernel.name = name;
   kernel.through_python = true;
   if (index != nullptr) {
-    // A kernel whose files cannot be listed still runs, through Python every time.
+    // A kernel whose inputs cannot all be observed still runs, through Python every time.
     try {
-      const JsonReader<PythonError> read({name}, "the bridge's list of the kernel's files");
-      const auto files = read.parse(compiler->kernel_dependencies(kernel));
-      if (!files.is_array()) read.fail("is not a list");
-      std::vector<std::string> paths;
-      for (const auto& file : files) paths.push_back(read.as<std::string>(file, "files"));
-      kernel.index_fingerprint = index->put_kernel(source, name, {description, python.rules_json, "", {}}, paths);
+      const JsonReader<PythonError> read({name}, "the bridge's account of what the kernel was made from");
+      const auto inputs = read.parse(compiler->kernel_dependencies(kernel));
+      if (!inputs.is_object()) read.fail("is not an object");
+      kernel.index_fingerprint = index->put_kernel(source, name, {description, python.rules_json, "", {}}, inputs);
     } catch (const Error& e) {
       log_about(LogLevel::info, {name}, "not indexed: {}", without_prefix(e.what()));
     }

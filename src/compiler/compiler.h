@@ -140,7 +140,8 @@ class Compiler {
   virtual std::string import_triton() = 0;
   /// How the installed Triton specializes values (JSON).
   virtual std::string specialization_rules() = 0;
-  /// The files the kernel's cache key depends on (JSON list of paths; bridge.dependencies).
+  /// What the kernel was made from, as the bridge observed it (JSON object: files, modules, environment;
+  /// bridge.dependencies); throws SourceError where it cannot all be observed.
   virtual std::string kernel_dependencies(const KernelDescription& kernel) = 0;
   /// Whether the kernel, described through Python, is still the object its module holds under
   /// its name (bridge.is_current): not after a reload, a redefinition, or another module of

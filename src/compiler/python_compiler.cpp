@@ -371,7 +371,7 @@ std::string PythonCompiler::kernel_dependencies(const KernelDescription& kernel)
   try {
     return bridge_module().attr("dependencies")(handle(kernel)).cast<std::string>();
   } catch (py::error_already_set& e) {
-    rethrow(e, {kernel.signature.name}, "listing the files it depends on");
+    rethrow(e, {kernel.signature.name}, "finding what it was made from");
   }
 }
 

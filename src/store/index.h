@@ -24,6 +24,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "store/index_record.h"
 #include "tritonrt/artifact.h"
 
@@ -74,17 +76,20 @@ class KernelIndex {
   const std::filesystem::path& dir() const { return dir_; }
 
   /// The kernel's record when it is there, whole and fresh: made from the file `source`
-  /// names (when it names one), every file it was described from unchanged, and the
-  /// TRITON_/MLIR_/LLVM_ environment as it was (for a kernel named by module, also PYTHONPATH
-  /// and the variables that choose the Python). Otherwise nullopt, with `why` saying what
-  /// was missing, damaged (and set aside) or changed.
+  /// names (when it names one), and everything the bridge observed it was made from as it
+  /// was: each file and folder (by its stamps, else by its content), where each module imported
+  /// by name would be found, each environment variable read or in Triton's cache key, and the
+  /// TRITON_/MLIR_/LLVM_ environment (for a kernel named by module, also PYTHONPATH and the
+  /// variables that choose the Python). Otherwise nullopt, with `why` saying what was
+  /// missing, damaged (and set aside) or changed.
   std::optional<IndexedKernel> find_kernel(std::string_view source, std::string_view name, std::string& why) const;
 
-  /// Records a kernel loaded through Python; `files` are the paths its cache key depends on,
-  /// the kernel's own file first (for a kernel named by path, `source` itself). Returns the
-  /// record's fingerprint, or "" when it could not be recorded.
+  /// Records a kernel loaded through Python; `inputs` is the bridge's account of what it was
+  /// made from (JSON: files with their stamps and SHA-256, the kernel's own file first (for a
+  /// kernel named by path, `source` itself); modules with where they are found; environment
+  /// variables). Returns the record's fingerprint, or "" when it could not be recorded.
   std::string put_kernel(std::string_view source, std::string_view name, const IndexedKernel& kernel,
-                         const std::vector<std::string>& files) const;
+                         const nlohmann::json& inputs) const;
 
   /// The artifact stored under `key` (the kernel's fingerprint, target, options and
   /// specialization) for the kernel,

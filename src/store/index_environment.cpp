@@ -39,42 +39,55 @@ std::string absolute_search_path(std::string_view list) {
   }
 }
 
+bool is_place_variable(std::string_view name) {
+  return std::find(std::begin(kPlaceVariables), std::end(kPlaceVariables), name) != std::end(kPlaceVariables);
+}
+
+bool is_chooser(std::string_view name) {
+  return std::find(std::begin(kEnvironmentChoosers), std::end(kEnvironmentChoosers), name) !=
+         std::end(kEnvironmentChoosers);
+}
+
 }  // namespace
 
-std::map<std::string, std::string> recorded_environment(std::string_view source) {
-  std::map<std::string, std::string> out;
+Environment recorded_environment(std::string_view source, const Environment& observed) {
+  Environment out;
+  for (const auto& [name, value] : observed) {
+    if (is_place_variable(name)) continue;
+    const char* now = std::getenv(name.c_str());
+    out.emplace(name, now ? std::optional<std::string>(now) : std::nullopt);
+  }
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     const std::string_view entry(*e);
     const auto eq = entry.find('=');
     if (eq == std::string_view::npos) continue;
     const auto name = entry.substr(0, eq);
-    if (std::find(std::begin(kPlaceVariables), std::end(kPlaceVariables), name) != std::end(kPlaceVariables)) continue;
+    if (is_place_variable(name)) continue;
     if (name.starts_with("TRITON_") || name.starts_with("MLIR_") || name.starts_with("LLVM_")) {
-      out.emplace(name, entry.substr(eq + 1));
+      out.insert_or_assign(std::string(name), std::string(entry.substr(eq + 1)));
     }
   }
   if (!source.ends_with(".py")) {
     if (const char* value = std::getenv(kSearchPathVariable.data())) {
-      out.emplace(kSearchPathVariable, absolute_search_path(value));
+      out.insert_or_assign(std::string(kSearchPathVariable), absolute_search_path(value));
     }
     for (const auto variable : kEnvironmentChoosers) {
-      if (const char* value = std::getenv(variable.data()); value && *value) out.emplace(variable, value);
+      if (const char* value = std::getenv(variable.data()); value && *value) {
+        out.insert_or_assign(std::string(variable), std::string(value));
+      }
     }
   }
   return out;
 }
 
-std::string changed_variable(const std::map<std::string, std::string>& then,
-                             const std::map<std::string, std::string>& now) {
-  const auto chooser = [](const std::string& variable) {
-    return std::find(std::begin(kEnvironmentChoosers), std::end(kEnvironmentChoosers), variable) !=
-           std::end(kEnvironmentChoosers);
-  };
+std::string changed_variable(const Environment& then, std::string_view source) {
+  const Environment now = recorded_environment(source, then);
   for (const auto& [variable, value] : now) {
-    if (!then.contains(variable) || then.at(variable) != value) return variable + " changed";
-  }
-  for (const auto& [variable, value] : then) {
-    if (!now.contains(variable) && !chooser(variable)) return variable + " was unset";
+    const auto it = then.find(variable);
+    const std::optional<std::string> was = it == then.end() ? std::nullopt : it->second;
+    if (was == value || (is_chooser(variable) && (!value || value->empty()))) continue;
+    const auto shown = [](const std::optional<std::string>& v) { return v ? "'" + *v + "'" : std::string("unset"); };
+    return variable + " changed (" + shown(was) + " then, " + shown(value) + " now)";
   }
   return "";
 }

@@ -17,8 +17,10 @@ namespace tritonrt::detail {
 
 /// The index's layout and record format (its folder is `v<kIndexFormat>`). 2: a kernel named
 /// by path is recorded with the file it was imported from (format 1 could record another
-/// copy of its package); a kernel named by module with where its import looked.
-inline constexpr int kIndexFormat = 2;
+/// copy of its package); a kernel named by module with where its import looked. 3: a kernel's
+/// record names what the bridge observed it was made from (files and folders with their
+/// stamps, modules with where they are found, environment variables set or unset).
+inline constexpr int kIndexFormat = 3;
 
 /// A record file's header line, read before anything else of the file.
 struct IndexHeader {

@@ -458,25 +458,25 @@ def test_compile_of_an_autotuned_kernel_says_how_bundle_create_compiles_its_conf
 def test_bundle_create_that_matches_nothing_names_every_record_left_out(run, tmp_path):
     """A record too damaged to name its kernel may be the one asked for: the error says so."""
     index = tmp_path / "index"
-    (index / "v2" / "damaged").mkdir(parents=True)
+    (index / "v3" / "damaged").mkdir(parents=True)
     # A whole record (header and checksum right) whose kernel fields are missing.
     body = b'{"something": "else"}'
-    header = f"tritonrt-index 2 kernel {len(body)} 0 {hashlib.sha256(body).hexdigest()}\n".encode()
-    (index / "v2" / "damaged" / "kernel").write_bytes(header + body)
+    header = f"tritonrt-index 3 kernel {len(body)} 0 {hashlib.sha256(body).hexdigest()}\n".encode()
+    (index / "v3" / "damaged" / "kernel").write_bytes(header + body)
     result = run("bundle", "create", tmp_path / "x.trb", "--kernel", f"{SIGNATURES}:plain", check=False,
                  env={"TRITONRT_INDEX": "on", "TRITONRT_CACHE_DIR": str(index)})
     assert result.returncode == 1 and not (tmp_path / "x.trb").exists()
     assert "nothing in the index" in result.stderr
-    assert f"skipped {index / 'v2' / 'damaged'}: " in result.stderr, result.stderr
+    assert f"skipped {index / 'v3' / 'damaged'}: " in result.stderr, result.stderr
 
 
 def test_bundle_create_sets_a_damaged_record_aside_without_naming_a_kernel(run, tmp_path):
     """A record whose checksum fails is set aside with a warning about its file; there is no
     kernel to name yet (the warning once read "kernel 'index': ...")."""
     index = tmp_path / "index"
-    (index / "v2" / "damaged").mkdir(parents=True)
-    path = index / "v2" / "damaged" / "kernel"
-    path.write_bytes(b"tritonrt-index 2 kernel 2 0 " + b"0" * 64 + b"\n{}")
+    (index / "v3" / "damaged").mkdir(parents=True)
+    path = index / "v3" / "damaged" / "kernel"
+    path.write_bytes(b"tritonrt-index 3 kernel 2 0 " + b"0" * 64 + b"\n{}")
     result = run("bundle", "create", tmp_path / "x.trb", "--kernel", f"{SIGNATURES}:plain", check=False,
                  env={"TRITONRT_INDEX": "on", "TRITONRT_CACHE_DIR": str(index)})
     assert result.returncode == 1

@@ -151,8 +151,10 @@ def test_a_copy_appearing_earlier_on_the_search_path_is_noticed(run, tmp_path):
     shadow = make_package(tmp_path / "first", "rtdemo", "kernels", 3)
     result = compile_k(run, "rtdemo.kernels", env=env)
     assert SERVED not in result.stderr
-    assert f"would now be imported from '{shadow}'" in result.stderr
+    # The copy's package is found first, so its module would be too.
+    assert f"module 'rtdemo' would now be imported from '{shadow.parent / '__init__.py'}'" in result.stderr
     assert served_hash(result) == triton_hash(shadow)
+    assert "not indexed" not in result.stderr, result.stderr
     # Without Python the shadowing copy is now what the index holds.
     result = compile_k(run, "rtdemo.kernels", env={**env, **NO_PYTHON})
     assert SERVED in result.stderr and served_hash(result) == triton_hash(shadow)

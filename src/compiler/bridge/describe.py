@@ -6,9 +6,9 @@ import os
 import re
 import sys
 
-from _tritonrt_bridge.common import KernelNotFoundError, as_json, printable
-from _tritonrt_bridge.freshness import check_fresh
-from _tritonrt_bridge.importing import import_source, search_paths
+from _tritonrt_bridge.common import KernelNotFoundError, KernelSourceError, as_json, printable
+from _tritonrt_bridge.importing import _is_path, _package_root, appended_folders, import_source, search_paths
+from _tritonrt_bridge.observe import observer
 
 # What the package offers C++.
 __all__ = ["kernel_description", "kernel_handle", "is_current", "dependencies"]
@@ -187,35 +187,19 @@ def kernel_description(source, name):
 
 
 def dependencies(handle):
-    """The files Triton's cache key for kernel `handle` depends on, for C++ to re-check without
-    Python (src/store/index.cpp): the kernel's source file; for it and every @triton.jit
-    function it calls (recursively), the files of the modules it reads globals from (through
-    `module.NAME`, or a name imported with `from module import NAME`: every loaded module
-    binding that same object under that name counts); and Triton's own `__init__.py` (which
-    holds its version). More files than needed only cost a recompile; one missing could serve
-    a stale kernel. Where the kernel in this process may not be what its files hold now (a file
-    edited since it was imported, or no file at all, as for a notebook cell's: see
-    freshness.check_fresh) this raises KernelSourceError: the files' stamps would name code
-    this process does not run, so such a kernel is not indexed. Answer: JSON, a list of
-    absolute paths."""
-    import inspect
-    import triton
-    from triton.runtime.autotuner import Autotuner, Heuristics
+    """What kernel `handle`'s description and binaries were made from, as the observer saw it
+    (bridge/observe.py), for C++ to check without Python (src/store/index.cpp): the files its
+    modules' code was read from and read, through every module they imported (an installed
+    distribution by its record file; Python's own library by the Python), the folders they
+    listed, where a new process would find each module, the environment variables they read
+    and those Triton's cache key reads. Raises KernelSourceError where any of it cannot be
+    observed or no longer holds (a file edited after its module was imported, a global changed
+    in memory, a module imported before tritonrt observed imports, a notebook cell's kernel):
+    such a kernel is not indexed. Answer: JSON, {"files", "modules", "environment"}, the
+    kernel's own file first."""
     from triton.runtime.jit import JITCallable
 
-    files = []
-
-    def add(path):
-        if path and path not in files:
-            files.append(path)
-
-    def modules_binding(name, value):
-        # __dict__, not getattr: a module's __getattr__ may import things.
-        for module in list(sys.modules.values()):
-            namespace = getattr(module, "__dict__", None)
-            if isinstance(namespace, dict) and namespace.get(name, None) is value:
-                yield module
-
+    source, name, found = named[handle]
     visited = {}
 
     def visit(fn):
@@ -223,28 +207,123 @@ def dependencies(handle):
             return
         visited[id(fn)] = fn
         fn.cache_key  # fills used_global_vals, as compiling does
-        add(inspect.getsourcefile(fn.fn))
         scope = fn.fn.__globals__
-        names = fn.fn.__code__.co_names
-        for name in names:
-            if name not in scope:
-                continue  # an attribute name, or a builtin
-            value = scope[name]
-            if inspect.ismodule(value):  # `module.NAME`: the module, and its JIT functions
-                add(getattr(value, "__file__", None))
-                for attr in names:
-                    candidate = value.__dict__.get(attr)
-                    if isinstance(candidate, JITCallable):
-                        visit(candidate)
-            elif isinstance(value, JITCallable):
+        for value in (scope.get(n) for n in fn.fn.__code__.co_names):
+            if isinstance(value, JITCallable):
                 visit(value)
-            else:  # a global value, perhaps imported: where it may have come from
-                for module in modules_binding(name, value):
-                    add(getattr(module, "__file__", None))
 
     visit(kernels[handle])
-    add(inspect.getsourcefile(triton))
-    # A library's wrapper is described by its type alone; autotune and heuristics by their arguments.
-    tuned = any(isinstance(layer, (Autotuner, Heuristics)) for layer in decorator_stacks[handle])
-    check_fresh(list(visited.values()), tuned, files)
-    return as_json([printable(os.path.abspath(f)) for f in files])
+    roots = [fn.fn.__globals__ for fn in visited.values()]
+    module = import_source(source)
+    roots.append(vars(module))
+    for layer in decorator_stacks[handle]:  # the decorators' own code and the functions they were given
+        layer_module = sys.modules.get(type(layer).__module__)
+        if layer_module is not None:
+            roots.append(vars(layer_module))
+        for value in list(vars(layer).values()) + list(getattr(layer, "values", {}).values()):
+            scope = getattr(value, "__globals__", None)
+            if isinstance(scope, dict):
+                roots.append(scope)
+    globals_read = [(global_name, value, scope) for fn in visited.values()
+                    for (global_name, _), (value, scope) in getattr(fn, "used_global_vals", {}).items()]
+    by_path = _is_path(source)
+    own_file = os.path.realpath(os.fsdecode(source)) if by_path else getattr(module, "__file__", None)
+    # Where a new process that loads this kernel alone would look for a module: as this one,
+    # less the folders tritonrt added for other kernels, plus the kernel's own.
+    search_path = [p for p in sys.path if isinstance(p, str) and p not in appended_folders]
+    if by_path:
+        search_path.append(_package_root(own_file)[0])
+    try:
+        inputs = observer().inputs(roots, globals_read, search_path, module.__name__ if by_path else None)
+    except LookupError as e:
+        raise KernelSourceError(f"what '{name}' was made from cannot all be observed: {e}") from None
+    files = inputs["files"]
+    own = [f for f in files if f["path"] == own_file]
+    if not own:
+        raise KernelSourceError(f"what '{name}' was made from cannot all be observed: its own file '{own_file}' is "
+                                "not among what its module ran")
+    inputs["files"] = own + [f for f in files if f["path"] != own_file]
+    inputs["environment"] = {**inputs["environment"], **_triton_key_environment()}
+    for entry in inputs["files"]:
+        entry["path"] = printable(entry["path"])
+    return as_json(inputs)
+
+
+_TRITON_VARIABLES = None
+
+
+def _triton_key_environment():
+    """{variable: value, or None where unset} for every environment variable the installed
+    Triton's cache key reads (its own list, `get_cache_invalidating_env_vars`, which names only
+    those set: the names are found once per Triton install by asking it with every candidate
+    named in its library set, and kept in the user's cache folder)."""
+    global _TRITON_VARIABLES
+    if _TRITON_VARIABLES is None:
+        _TRITON_VARIABLES = _triton_key_variables()
+    return {variable: os.environ.get(variable) for variable in _TRITON_VARIABLES}
+
+
+def _triton_key_variables():
+    import json
+    import mmap
+    from triton._C import libtriton
+    from triton._C.libtriton import get_cache_invalidating_env_vars
+
+    library = libtriton.__file__
+    status = os.stat(library)
+    identity = f"{os.path.realpath(library)}|{status.st_size}|{status.st_mtime_ns}|{status.st_ino}"
+    cache_home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    kept = os.path.join(cache_home, "tritonrt", "triton-key-variables.json")
+    try:
+        with open(kept, encoding="utf-8") as file:
+            known = json.load(file)
+        if os.stat(kept).st_uid == os.getuid() and identity in known:
+            return known[identity]
+    except (OSError, ValueError, TypeError):
+        known = {}
+    with open(library, "rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        start, end = _elf_section(data, b".rodata") or (0, len(data))
+        candidates = {m.decode() for m in re.findall(rb"(?<=\x00)([A-Z][A-Z0-9]*_[A-Z0-9_]+)(?=\x00)", data[start:end])}
+    # Not through os.environ's mapping, whose reads the observer counts as a module's.
+    candidates -= {os.fsdecode(name) for name in os.environ._data}  # those set answer for themselves
+    try:
+        for variable in candidates:
+            os.environ[variable] = "1"
+        named = set(get_cache_invalidating_env_vars())
+    finally:
+        for variable in candidates:
+            del os.environ[variable]
+    named |= set(get_cache_invalidating_env_vars())
+    names = sorted(named)
+    try:
+        os.makedirs(os.path.dirname(kept), mode=0o700, exist_ok=True)
+        temporary = f"{kept}.tmp-{os.getpid()}"
+        with open(temporary, "w", encoding="utf-8") as file:
+            json.dump({identity: names}, file)
+        os.replace(temporary, kept)
+    except OSError:
+        pass  # asked again by the next process
+    return names
+
+
+def _elf_section(data, wanted):
+    """(start, end) of section `wanted` in the 64-bit little-endian ELF file `data`, or None."""
+    try:
+        if data[:6] != b"\x7fELF\x02\x01":
+            return None
+        shoff = int.from_bytes(data[0x28:0x30], "little")
+        size, count, names = (int.from_bytes(data[o:o + 2], "little") for o in (0x3A, 0x3C, 0x3E))
+
+        def header(i):
+            at = shoff + i * size
+            return (int.from_bytes(data[at:at + 4], "little"), int.from_bytes(data[at + 24:at + 32], "little"),
+                    int.from_bytes(data[at + 32:at + 40], "little"))
+
+        _, table, _ = header(names)
+        for i in range(count):
+            name, offset, length = header(i)
+            if data[table + name:table + name + len(wanted) + 1] == wanted + b"\x00":
+                return offset, offset + length
+    except (IndexError, ValueError):
+        pass
+    return None

@@ -13,6 +13,7 @@ import threading
 
 from _tritonrt_bridge import common
 from _tritonrt_bridge.common import KernelSourceError, one_line, user_traceback, with_details
+from _tritonrt_bridge.observe import observer
 
 # What the package offers C++.
 __all__ = ["import_source"]
@@ -21,6 +22,7 @@ _locks_lock = threading.Lock()
 _import_locks = {}  # source string -> its lock: one slow import never holds up another source
 _modules = {}  # source string -> imported module, so a module is executed once per process
 search_paths = {}  # module name -> the folders its import searched
+appended_folders = []  # the folders tritonrt put on sys.path for kernels named by path
 
 
 def _package_root(path):
@@ -101,6 +103,7 @@ def _import_package_module(path, root, dotted):
     # folder on sys.path.
     if root not in sys.path:
         sys.path.append(root)
+        appended_folders.append(root)
     return importlib.import_module(dotted)
 
 
@@ -118,6 +121,7 @@ def _import_lone_file(path, root, dotted):
     # Siblings of a stand-alone kernel file import as they would when it runs as a script.
     if root not in sys.path:
         sys.path.append(root)
+        appended_folders.append(root)
     sys.modules[dotted] = module
     try:
         spec.loader.exec_module(module)
@@ -160,13 +164,14 @@ def import_source(source):
         if common.embedded:
             os._exit = _refuse_exit
         try:
-            if is_path:
-                module = _import_file(os.path.realpath(source))
-            else:
-                # Where the import looks, for C++ to check later that it would find the same file.
-                search_paths[source] = [os.path.abspath(p) if p else os.getcwd() for p in sys.path
-                                         if isinstance(p, str)]
-                module = importlib.import_module(source)
+            with observer().scope():  # what the import ran, kept for the index's record
+                if is_path:
+                    module = _import_file(os.path.realpath(source))
+                else:
+                    # Where the import looks, for C++ to check later that it would find the same file.
+                    search_paths[source] = [os.path.abspath(p) if p else os.getcwd() for p in sys.path
+                                             if isinstance(p, str)]
+                    module = importlib.import_module(source)
         except KernelSourceError:
             raise
         except ModuleNotFoundError as e:

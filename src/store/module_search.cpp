@@ -1,4 +1,4 @@
-#include "compiler/module_search.h"
+#include "store/module_search.h"
 
 #include <filesystem>
 #include <system_error>

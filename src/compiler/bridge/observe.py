@@ -1,0 +1,504 @@
+"""What a kernel's code was made from, observed rather than predicted. From the moment it starts,
+the observer watches the process's Python (audit hooks, the import statement, os.environ): every
+module executed, with the stat of its file before the read; every file and folder a module's code
+reads; every environment variable it reads; every module it imports, found in sys.modules or not.
+A record of a kernel (tritonrt's index) names all of that for the modules its code was made from,
+taken through their imports, or the kernel is not recorded: whatever cannot be seen (a module
+imported before the observer started, a file edited while or after it was read, a value changed
+in memory after its module was imported, the whole environment read) refuses the record.
+
+This file is also the Python package's `tritonrt._observe`, so that `import tritonrt` starts the
+observer in a Python program before its kernel modules are imported; whichever copy starts first
+serves both (sys.modules["_tritonrt_observer"])."""
+
+import builtins
+import hashlib
+import importlib
+import os
+import sys
+import threading
+import time
+
+# What the package offers the rest of the bridge.
+__all__ = ["observer"]
+
+# File times step with the kernel's coarse clock (at most 10 ms); a file changed within this
+# much of the moment it was looked at may change again unseen within the same tick.
+_MARGIN_NS = 20_000_000
+_EVENTS = frozenset({"open", "exec", "os.listdir", "os.scandir"})
+_SLOT = "_tritonrt_observer"
+
+
+def _stamp(status):
+    return (status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino, status.st_dev)
+
+
+def _is_import_machinery(frame):
+    return frame is not None and frame.f_code.co_filename.startswith("<frozen importlib")
+
+
+class _Module:
+    """One execution of a module's code, as seen."""
+
+    __slots__ = ("namespace", "path", "stamp", "problem", "opened", "listed", "environ", "imports", "snapshot",
+                 "library")
+
+    def __init__(self, namespace, path):
+        self.namespace = namespace
+        self.path = path
+        self.stamp = None  # of its file, from before Python read it
+        self.problem = None  # why what it ran cannot be told from its file
+        self.opened = {}  # path -> stamp before the read
+        self.listed = {}  # folder -> stamp before the listing
+        self.environ = {}  # variable -> value read (None: unset)
+        self.imports = {}  # id(namespace) -> module, everything it imported
+        self.snapshot = None  # its namespace once its code finished
+        self.library = None  # True for the standard library and installed distributions
+
+
+class Observer:
+    def __init__(self):
+        self.started = time.time_ns()
+        self.modules = {}  # id(namespace) -> _Module
+        self._loads = {}  # source path -> (stamp of the source, stamp of the bytecode or None) at the loader's read
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._library_roots = None
+        self._distributions = {}  # (site folder, top-level name) -> its distribution's record file (None: none)
+        self._hashes = {}  # (path, stamp) -> SHA-256
+
+    # --- watching ---------------------------------------------------------------------------
+
+    def start(self):
+        self._library("")  # its tables made now, not from inside an audit event
+        sys.addaudithook(self._on_event)
+        original_import = builtins.__import__
+        original_import_module = importlib.import_module
+        observer = self
+
+        def observed_import(name, globals=None, locals=None, fromlist=(), level=0):
+            pending = observer._pending()
+            mark = len(pending)
+            try:
+                module = original_import(name, globals, locals, fromlist, level)
+            finally:
+                if len(pending) > mark:
+                    observer._settle(pending, mark)
+            if globals is not None:
+                importer = observer.modules.get(id(globals))
+                if importer is not None:
+                    observer._imported(importer, name, globals.get("__package__"), level, fromlist)
+            return module
+
+        def observed_import_module(name, package=None):
+            pending = observer._pending()
+            mark = len(pending)
+            try:
+                module = original_import_module(name, package)
+            finally:
+                if len(pending) > mark:
+                    observer._settle(pending, mark)
+            importer = observer.modules.get(id(sys._getframe(1).f_globals))
+            if importer is not None:
+                level = len(name) - len(name.lstrip("."))
+                observer._imported(importer, name[level:], package, level, ())
+            return module
+
+        builtins.__import__ = observed_import
+        importlib.import_module = observed_import_module
+        environ = os.environ
+
+        class ObservedEnviron(type(environ)):
+            """os.environ, telling the observer which variables a module's code reads."""
+
+            def __getitem__(self, key):
+                try:
+                    value = super().__getitem__(key)
+                except KeyError:
+                    observer._read_variable(key, None)
+                    raise
+                observer._read_variable(key, value)
+                return value
+
+            def __iter__(self):
+                try:
+                    observer._blame("it read the whole environment", sys._getframe(1))
+                except Exception:
+                    pass
+                return super().__iter__()
+
+        environ.__class__ = ObservedEnviron
+        return self
+
+    def _pending(self):
+        pending = getattr(self._local, "pending", None)
+        if pending is None:
+            pending = self._local.pending = []
+        return pending
+
+    def _settle(self, pending, mark):
+        # Modules whose code started running since `mark`: finished now, their namespaces kept.
+        for module in pending[mark:]:
+            if module.snapshot is None:
+                module.snapshot = dict(module.namespace)
+        del pending[mark:]
+
+    def scope(self):
+        """A context in which tritonrt itself executes a module: what ran in it is settled at exit."""
+        observer = self
+
+        class Scope:
+
+            def __enter__(self):
+                self.pending = observer._pending()
+                self.mark = len(self.pending)
+
+            def __exit__(self, *exc):
+                observer._settle(self.pending, self.mark)
+
+        return Scope()
+
+    def _imported(self, importer, name, package, level, fromlist):
+        try:
+            absolute = importlib.util.resolve_name("." * level + name, package) if level else name
+        except (ImportError, ValueError, AttributeError):
+            return
+        parts = absolute.split(".")
+        names = [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+        names += [f"{absolute}.{item}" for item in fromlist or () if isinstance(item, str)]
+        for dotted in names:
+            module = sys.modules.get(dotted)
+            namespace = getattr(module, "__dict__", None)
+            if isinstance(namespace, dict):
+                importer.imports[id(namespace)] = module
+
+    def _on_event(self, event, args):
+        if event not in _EVENTS or getattr(self._local, "busy", False):
+            return  # the observer's own reads are no module's
+        self._local.busy = True
+        try:
+            caller = sys._getframe(1)  # the Python code that raised the event
+            if event == "exec":
+                self._on_exec(args[0], caller)
+            elif event == "open":
+                self._on_open(*args[:3], caller)
+            else:
+                self._on_listing(args[0], caller)
+        except ValueError:
+            pass  # raised from C with no Python frame: no module's code
+        except Exception:  # an observer that fails must not break the program: the kernel goes unrecorded
+            try:
+                self._blame("tritonrt could not follow what it read", sys._getframe(1))
+            except Exception:
+                pass
+        finally:
+            self._local.busy = False
+
+    def _on_exec(self, code, caller):
+        if getattr(code, "co_name", None) != "<module>":
+            return
+        arguments = caller.f_locals.get("args") if caller.f_code.co_name == "_call_with_frames_removed" else None
+        if not (isinstance(arguments, tuple) and len(arguments) == 2 and isinstance(arguments[1], dict)):
+            return  # code run by exec() within a module: that module's
+        namespace = arguments[1]
+        path = code.co_filename
+        module = _Module(namespace, path)
+        source, compiled = self._loads.pop(path, (None, None))
+        try:
+            now = os.stat(path)
+        except OSError:
+            module.problem = f"its file '{path}' cannot be read"
+        else:
+            if source is None:
+                module.problem = f"'{path}' was not read through Python's own loader"
+            elif _stamp(now) != source:
+                module.problem = f"'{path}' changed while it was imported"
+            elif compiled is not None and compiled != "fresh":
+                module.problem = compiled
+            else:
+                module.stamp = source
+        self.modules[id(namespace)] = module
+        self._pending().append(module)
+
+    def _on_open(self, path, mode, flags, caller):
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
+        if _is_import_machinery(caller):
+            if isinstance(path, str):
+                self._on_load(path)
+            return
+        if not isinstance(path, str):
+            self._blame("it read a file through a descriptor", caller)
+            return
+        if mode is None:
+            readable = (flags or 0) & os.O_ACCMODE in (os.O_RDONLY, os.O_RDWR)
+        else:
+            readable = "r" in mode or "+" in mode
+        if readable:
+            module = self._reader(caller)
+            if module is not None:
+                path = os.path.abspath(path)
+                module.opened.setdefault(path, self._steady_stamp(path))
+
+    def _on_load(self, path):
+        # The loader is about to read a module's source or bytecode: its stamps now, once the
+        # file is older than a clock tick (waiting out the rest of one where it is newer).
+        if path.endswith(".py"):
+            self._loads[path] = (self._steady_stamp(path), "fresh")
+        elif path.endswith(".pyc") and os.path.basename(os.path.dirname(path)) == "__pycache__":
+            source = os.path.join(os.path.dirname(os.path.dirname(path)),
+                                  os.path.basename(path).split(".", 1)[0] + ".py")
+            source_stamp = self._steady_stamp(source)
+            try:
+                compiled = os.stat(path)
+                with open(path, "rb") as file:
+                    flags = int.from_bytes(file.read(8)[4:8], "little")
+            except OSError:
+                return
+            if source_stamp is None:
+                return
+            why = None
+            if flags & 1 and not flags & 2:
+                why = f"'{path}' is bytecode Python runs without checking its source"
+            elif not flags & 1 and source_stamp[2] >= compiled.st_mtime_ns - _MARGIN_NS:
+                # Bytecode is checked against its source's size and whole seconds only: a source
+                # changed just before or after it was written may not be what it holds.
+                why = f"'{source}' changed too close to when its bytecode '{path}' was written"
+            self._loads[source] = (source_stamp, why)
+
+    def _on_listing(self, path, caller):
+        if _is_import_machinery(caller):
+            return
+        if path is None:
+            path = "."
+        if not isinstance(path, (str, bytes)):
+            self._blame("it listed a folder through a descriptor", caller)
+            return
+        module = self._reader(caller)
+        if module is not None:
+            path = os.path.abspath(os.fsdecode(path))
+            module.listed.setdefault(path, self._steady_stamp(path))
+
+    def _steady_stamp(self, path):
+        """The stamps of `path`, taken once its last change is more than a clock tick old; None
+        where it cannot be stat'ed."""
+        try:
+            status = os.stat(path)
+        except OSError:
+            return None
+        age = time.time_ns() - status.st_ctime_ns
+        if age < _MARGIN_NS:
+            time.sleep((_MARGIN_NS - age) / 1e9)
+            try:
+                status = os.stat(path)
+            except OSError:
+                return None
+        return _stamp(status)
+
+    def _reader(self, frame):
+        """The module of the innermost frame, from `frame` outwards, of code outside the standard
+        library and installed distributions, if any."""
+        while frame is not None:
+            module = self.modules.get(id(frame.f_globals))
+            if module is not None:
+                if module.library is None:
+                    module.library = self._library(module.path) is not None
+                if not module.library:
+                    return module
+            frame = frame.f_back
+        return None
+
+    def _blame(self, problem, frame):
+        module = self._reader(frame)
+        if module is not None and module.problem is None:
+            module.problem = problem
+
+    def _read_variable(self, name, value):
+        try:
+            module = self._reader(sys._getframe(2))
+            if module is not None:
+                module.environ.setdefault(name, value)
+        except Exception:
+            pass  # never in the way of the program's own read
+
+    # --- what a record names ----------------------------------------------------------------
+
+    def _library(self, path):
+        """"stdlib" for a file of Python's standard library, "site" for one in a folder of
+        installed distributions, None for any other (the user's code, editable installs)."""
+        if self._library_roots is None:
+            import site
+            import sysconfig
+            paths = sysconfig.get_paths()
+            stdlib = {paths.get("stdlib"), paths.get("platstdlib")}
+            sites = {paths.get("purelib"), paths.get("platlib"), *getattr(site, "getsitepackages", lambda: [])(),
+                     getattr(site, "getusersitepackages", lambda: None)()}
+            self._library_roots = tuple(
+                (os.path.join(os.path.realpath(root), ""), kind)
+                for kind, roots in (("site", sites), ("stdlib", stdlib)) for root in roots if root)
+        if not path or path.startswith("<"):
+            return None
+        real = os.path.realpath(path)
+        for root, kind in self._library_roots:  # site-packages first: it may lie inside the stdlib's folder
+            if real.startswith(root):
+                return kind
+        return None
+
+    def _distribution_record(self, path):
+        """The RECORD (else METADATA) file of the installed distribution holding `path`, or None
+        where none lists it."""
+        real = os.path.realpath(path)
+        for folder, kind in self._library_roots:
+            if kind != "site" or not real.startswith(folder):
+                continue
+            top = real[len(folder):].split(os.sep, 1)[0]
+            top = top[:-3] if top.endswith(".py") else top.split(".", 1)[0] if top.endswith(".so") else top
+            if (folder, top) not in self._distributions:
+                self._distributions[folder, top] = self._find_distribution(folder, top)
+            return self._distributions[folder, top]
+        return None
+
+    @staticmethod
+    def _find_distribution(folder, top):
+        try:
+            candidates = sorted(n for n in os.listdir(folder) if n.endswith(".dist-info"))
+        except OSError:
+            return None
+        for marker in ("top_level.txt", "RECORD"):
+            for name in candidates:
+                try:
+                    with open(os.path.join(folder, name, marker), encoding="utf-8", errors="replace") as file:
+                        for line in file:
+                            entry = line.split(",", 1)[0].strip()
+                            if entry == top or entry.startswith((top + "/", top + ".")):
+                                record = os.path.join(folder, name, "RECORD")
+                                return record if os.path.exists(record) else os.path.join(folder, name, "METADATA")
+                except OSError:
+                    continue
+        return None
+
+    def _sha256(self, path, stamp):
+        key = (path, stamp)
+        digest = self._hashes.get(key)
+        if digest is None:
+            with open(path, "rb") as file:
+                digest = hashlib.file_digest(file, "sha256").hexdigest()
+            self._hashes[key] = digest
+        return digest
+
+    def _file_entry(self, path, stamp, what):
+        """(path, SHA-256 and stamps) of a file read at `stamp`, checked unchanged since."""
+        if stamp is None:
+            raise LookupError(f"{what} '{path}' could not be looked at when it was read")
+        try:
+            now = os.stat(path)
+        except OSError:
+            raise LookupError(f"{what} '{path}' is gone") from None
+        if _stamp(now) != stamp:
+            raise LookupError(f"{what} '{path}' changed since it was read")
+        if os.path.isdir(path):
+            listing = "\n".join(sorted(os.listdir(path)))
+            digest = hashlib.sha256(listing.encode("utf-8", "surrogateescape")).hexdigest()
+            kind = "folder"
+        else:
+            digest = self._sha256(path, stamp)
+            kind = "file"
+        size, mtime, ctime, inode, _ = stamp
+        return {"path": path, "kind": kind, "sha256": digest, "size": size, "mtime_ns": mtime, "ctime_ns": ctime,
+                "inode": inode}
+
+    def inputs(self, roots, globals_read, search_path, own_name=None):
+        """Everything the code of the modules `roots` (namespaces) was made from, through their
+        imports: {"files": [...], "modules": [...], "environment": {...}}; raises LookupError
+        saying what cannot be observed. `globals_read`: (name, value, namespace) of each global a
+        kernel's key holds, compared with what its module's code left there. `search_path`: where
+        a new process loading the kernel would look for a module imported by name; `own_name`: the module of a kernel named by its file (found by its path, not its name)."""
+        files, modules, environment = {}, [], {}
+        seen, queue = set(), list(roots)
+        while queue:
+            namespace = queue.pop()
+            if id(namespace) in seen:
+                continue
+            seen.add(id(namespace))
+            name = namespace.get("__name__", "?")
+            module = self.modules.get(id(namespace))
+            path = module.path if module is not None else namespace.get("__file__")
+            library = self._library(path) if path is not None else None
+            if library == "stdlib":
+                continue  # Python's own: the same Python is the same code
+            record = self._distribution_record(path) if library == "site" else None
+            if record is not None:
+                if record not in files:
+                    files[record] = self._file_entry(record, self._steady_stamp(record), "the distribution record")
+                continue
+            if namespace.get("__name__") in sys.builtin_module_names or namespace.get("__spec__") is not None and \
+                    getattr(namespace["__spec__"], "origin", None) in ("built-in", "frozen"):
+                continue
+            if module is None:
+                raise LookupError(f"tritonrt did not see the code of module '{name}' run (imported before it started "
+                                  "to observe imports, or not from Python source)")
+            if module.problem is not None:
+                raise LookupError(f"module '{name}': {module.problem}")
+            files[module.path] = self._file_entry(module.path, module.stamp, "the module file")
+            for opened, stamp in module.opened.items():
+                if self._library(opened) is None:
+                    files.setdefault(opened, self._file_entry(opened, stamp, f"'{name}' read the file"))
+            for folder, stamp in module.listed.items():
+                files.setdefault(folder, self._file_entry(folder, stamp, f"'{name}' listed the folder"))
+            for variable, value in module.environ.items():
+                if os.environ.get(variable) != value:
+                    raise LookupError(f"'{name}' read the environment variable {variable}, which changed since")
+                environment[variable] = value
+            modules.append((name, module))
+            queue.extend(vars(m) for m in module.imports.values())
+        for global_name, value, namespace in globals_read:
+            module = self.modules.get(id(namespace))
+            if module is None or module.snapshot is None:
+                raise LookupError(f"global '{global_name}' lives in a namespace tritonrt did not see made")
+            if _comparable(module.snapshot.get(global_name, _Missing)) != _comparable(value):
+                raise LookupError(f"global '{global_name}' of '{namespace.get('__name__')}' is not what its module's "
+                                  "code made it (changed in memory after the import)")
+        return {"files": sorted(files.values(), key=lambda f: f["path"]),
+                "modules": self._found_where(modules, search_path, own_name), "environment": environment}
+
+    def _found_where(self, modules, search_path, own_name):
+        """Where a new process would find each module imported by a top-level name: it must be
+        the file this process ran (a module of one name imported from another folder first is
+        not)."""
+        from importlib.machinery import PathFinder
+        search_path = [os.path.abspath(p) if p else os.getcwd() for p in search_path]
+        found = []
+        for name, module in modules:
+            top = name.split(".", 1)[0]
+            top_module = sys.modules.get(top)
+            if name == own_name or any(f["name"] == top for f in found) or top_module is None:
+                continue
+            where = getattr(top_module, "__file__", None)
+            spec = PathFinder.find_spec(top, search_path)
+            there = None if spec is None else spec.origin
+            if where is None or there is None or os.path.realpath(there) != os.path.realpath(where):
+                raise LookupError(f"module '{top}' is '{where}' in this process, while a new process would import "
+                                  f"{there and repr(there) or 'no file'} for it")
+            found.append({"name": top, "file": os.path.realpath(where), "search_path": search_path})
+        return found
+
+
+class _Missing:
+    pass
+
+
+def _comparable(value):
+    """(whether constexpr-wrapped, the repr Triton's key holds) of a value."""
+    inner = getattr(value, "value", value) if type(value).__name__ == "constexpr" else value
+    try:
+        return type(value).__name__ == "constexpr", repr(inner)
+    except Exception:
+        return None, id(inner)
+
+
+def observer():
+    """The process's observer, started on first use (or by `import tritonrt` before)."""
+    running = sys.modules.get(_SLOT)
+    if running is None:
+        running = sys.modules[_SLOT] = Observer().start()
+    return running

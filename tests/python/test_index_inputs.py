@@ -1,0 +1,177 @@
+"""What an index record names, observed while Python imported and described the kernel
+(src/compiler/bridge/observe.py): each way a later process could be served a binary of code
+its files no longer hold, with tritonrt's answer compared with Triton's own (the index off)
+after an edit between processes."""
+import json
+import re
+
+import pytest
+
+from test_index import NO_PYTHON, SERVED, hash_of, scratch, tritonrt  # noqa: F401 (scratch: a fixture)
+
+KERNEL_HEAD = "import triton\nimport triton.language as tl\n"
+STORE = "    tl.store(p + offs, tl.load(p + offs, mask=offs < n) * {}, mask=offs < n)\n"
+
+
+def compile_in(cli, scratch, kernel, signature, env=None):
+    return tritonrt(cli, scratch, "compile", kernel, "--target", "cuda:90", "--signature", signature, env=env)
+
+
+def agrees_with_triton(cli, scratch, kernel, signature, env=None):
+    """Compiles with the index and without it; the hashes must agree. Returns the index's run."""
+    ours = compile_in(cli, scratch, kernel, signature, env)
+    theirs = compile_in(cli, scratch, kernel, signature, {**(env or {}), "TRITONRT_INDEX": "off"})
+    assert hash_of(ours) == hash_of(theirs), ours.stderr
+    return ours
+
+
+def edit_between_processes(cli, scratch, kernel, signature, path, before, after, env=None):
+    """Records the kernel with `path` holding `before`, checks a second process is served from
+    the index, writes `after`, and checks the next process agrees with Triton."""
+    path.write_text(before)
+    first = agrees_with_triton(cli, scratch, kernel, signature, env)
+    assert "not indexed" not in first.stderr, first.stderr
+    assert SERVED in compile_in(cli, scratch, kernel, signature, {**(env or {}), **NO_PYTHON}).stderr
+    path.write_text(after)
+    edited = agrees_with_triton(cli, scratch, kernel, signature, env)
+    assert hash_of(edited) != hash_of(first)
+    return edited
+
+
+def test_a_helper_called_through_a_dotted_module_path(cli, scratch):
+    package = scratch / "dotted"
+    package.mkdir()
+    (package / "__init__.py").write_text("from . import sub\n")
+    helper = "@triton.jit\ndef helper(x):\n    return x * {}\n"
+    (scratch / "dotted_kernel.py").write_text(
+        KERNEL_HEAD + "import dotted\n\n\n@triton.jit\ndef kern(p, n, BLOCK: tl.constexpr):\n"
+        "    offs = tl.arange(0, BLOCK)\n" + STORE.format("0 + dotted.sub.helper(1.0)"))
+    edit_between_processes(cli, scratch, f"{scratch / 'dotted_kernel.py'}:kern", "*fp32,100,128", package / "sub.py",
+                           KERNEL_HEAD + helper.format(2), KERNEL_HEAD + helper.format(3))
+
+
+CONSTANT_USES = {
+    "imported under another name": ("from cfgmod import VAL as SCALE\n", "SCALE"),
+    "computed from another module's value": ("import cfgmod\nSCALE = tl.constexpr(cfgmod.VAL.value + 1)\n", "SCALE"),
+}
+
+
+@pytest.mark.parametrize("use", CONSTANT_USES)
+def test_a_constexpr_from_another_module(cli, scratch, use):
+    head, name = CONSTANT_USES[use]
+    (scratch / "const_kernel.py").write_text(
+        KERNEL_HEAD + head + "\n\n@triton.jit\ndef kern(p, n, BLOCK: tl.constexpr):\n"
+        "    offs = tl.arange(0, BLOCK)\n" + STORE.format(name))
+    config = "import triton.language as tl\nVAL = tl.constexpr({})\n"
+    edit_between_processes(cli, scratch, f"{scratch / 'const_kernel.py'}:kern", "*fp32,100,128",
+                           scratch / "cfgmod.py", config.format(2), config.format(5))
+
+
+def test_a_default_taken_from_another_module(cli, scratch):
+    (scratch / "default_kernel.py").write_text(
+        KERNEL_HEAD + "import cfgmod\n\n\n@triton.jit\ndef kern(p, n, BLOCK: tl.constexpr = cfgmod.BLOCK):\n"
+        "    offs = tl.arange(0, BLOCK)\n" + STORE.format(2))
+    edit_between_processes(cli, scratch, f"{scratch / 'default_kernel.py'}:kern", "*fp32,100",
+                           scratch / "cfgmod.py", "BLOCK = 64\n", "BLOCK = 128\n")
+
+
+def configs_shown(cli, scratch, kernel, env=None):
+    result = tritonrt(cli, scratch, "signature", kernel, env=env)
+    assert result.returncode == 0, result.stderr
+    return int(re.search(r"autotune: (\d+) configs?", result.stdout).group(1))
+
+
+def test_autotune_configs_built_in_another_module(cli, scratch):
+    (scratch / "tuned_kernel.py").write_text(
+        KERNEL_HEAD + "import cfgmod\n\n\n@triton.autotune(configs=cfgmod.CONFIGS, key=['n'])\n"
+        "@triton.jit\ndef kern(p, n, BLOCK: tl.constexpr):\n    offs = tl.arange(0, BLOCK)\n" + STORE.format(2))
+    configs = "import triton\nCONFIGS = [{}]\n"
+    one, two = "triton.Config({'BLOCK': 64})", "triton.Config({'BLOCK': 64}), triton.Config({'BLOCK': 128})"
+    kernel = f"{scratch / 'tuned_kernel.py'}:kern"
+    (scratch / "cfgmod.py").write_text(configs.format(one))
+    assert configs_shown(cli, scratch, kernel) == 1
+    assert SERVED in tritonrt(cli, scratch, "signature", kernel, env=NO_PYTHON).stderr
+    (scratch / "cfgmod.py").write_text(configs.format(two))
+    assert configs_shown(cli, scratch, kernel) == 2
+    assert configs_shown(cli, scratch, kernel, env={"TRITONRT_INDEX": "off"}) == 2
+
+
+def test_kernels_of_two_folders_each_with_its_own_helpers(cli, scratch):
+    # One process compiles both: the second folder's `import helpers` finds the first folder's
+    # module, which a process compiling the second alone would not import.
+    calls = []
+    for folder, factor in (("first", 2), ("second", 3)):
+        (scratch / folder).mkdir()
+        (scratch / folder / "helpers.py").write_text(KERNEL_HEAD + f"FACTOR = tl.constexpr({factor})\n")
+        (scratch / folder / "kern.py").write_text(
+            KERNEL_HEAD + "from helpers import FACTOR\n\n\n@triton.jit\ndef kern(p, n, BLOCK: tl.constexpr):\n"
+            "    offs = tl.arange(0, BLOCK)\n" + STORE.format("FACTOR"))
+        calls.append({"kernel": f"{scratch / folder / 'kern.py'}:kern", "signature": "*fp32,100,128"})
+    (scratch / "calls.json").write_text(json.dumps(calls))
+    together = tritonrt(cli, scratch, "bundle", "create", scratch / "both.trb", "--calls", scratch / "calls.json",
+                        "--target", "cuda:90")
+    assert together.returncode == 0, together.stderr
+    assert "module 'helpers' is" in together.stderr  # the second kernel's record is refused, and why
+    agrees_with_triton(cli, scratch, f"{scratch / 'second' / 'kern.py'}:kern", "*fp32,100,128")
+
+
+def test_jit_arguments_edited_while_the_module_is_imported(cli, scratch):
+    # The module edits its own file as it is imported (as an editor saving mid-import would):
+    # what Python ran is not what the file holds, so nothing is recorded under it.
+    source = scratch / "self_editing.py"
+    body = ("@triton.jit(do_not_specialize=[{}])\ndef kern(p, n, BLOCK: tl.constexpr):\n"
+            "    offs = tl.arange(0, BLOCK)\n" + STORE.format(2))
+    after = KERNEL_HEAD + body.format("'n'")
+    source.write_text(KERNEL_HEAD + f"import pathlib\npathlib.Path(__file__).write_text({after!r})\n" + body.format(""))
+    kernel = f"{source}:kern"
+    first = compile_in(cli, scratch, kernel, "*fp32,128,128")
+    assert "not indexed" in first.stderr and "changed since it was read" in first.stderr
+    assert source.read_text() == after
+    agrees_with_triton(cli, scratch, kernel, "*fp32,128,128")
+
+
+def test_a_variable_of_tritons_key_without_a_triton_prefix(cli, scratch):
+    kernel = f"{scratch / 'signatures.py'}:plain"
+    signature = '*fp32,*fp32:unaligned,4096,1,0.5,True,None,64,"fast"'
+    plain = agrees_with_triton(cli, scratch, kernel, signature, {"DISABLE_PTXAS_OPT": "1"})
+    unset = agrees_with_triton(cli, scratch, kernel, signature)
+    assert "the environment variable DISABLE_PTXAS_OPT changed ('1' then, unset now)" in unset.stderr
+    assert hash_of(unset) != hash_of(plain)
+    again = agrees_with_triton(cli, scratch, kernel, signature, {"DISABLE_PTXAS_OPT": "1"})
+    assert "DISABLE_PTXAS_OPT changed (unset then, '1' now)" in again.stderr
+
+
+def test_a_data_file_read_at_import(cli, scratch):
+    (scratch / "data_kernel.py").write_text(
+        KERNEL_HEAD + "import json, pathlib\n"
+        "SCALE = tl.constexpr(json.loads((pathlib.Path(__file__).parent / 'scale.json').read_text()))\n\n\n"
+        "@triton.jit\ndef kern(p, n, BLOCK: tl.constexpr):\n    offs = tl.arange(0, BLOCK)\n" + STORE.format("SCALE"))
+    edited = edit_between_processes(cli, scratch, f"{scratch / 'data_kernel.py'}:kern", "*fp32,100,128",
+                                    scratch / "scale.json", "2", "7")
+    assert f"'{scratch / 'scale.json'}' changed since it was compiled" in edited.stderr
+
+
+def test_an_environment_variable_read_at_import(cli, scratch):
+    (scratch / "env_kernel.py").write_text(
+        KERNEL_HEAD + "import os\nSCALE = tl.constexpr(int(os.environ.get('MY_SCALE', '2')))\n\n\n"
+        "@triton.jit\ndef kern(p, n, BLOCK: tl.constexpr):\n    offs = tl.arange(0, BLOCK)\n" + STORE.format("SCALE"))
+    kernel = f"{scratch / 'env_kernel.py'}:kern"
+    unset = agrees_with_triton(cli, scratch, kernel, "*fp32,100,128")
+    assert SERVED in compile_in(cli, scratch, kernel, "*fp32,100,128", NO_PYTHON).stderr
+    changed = agrees_with_triton(cli, scratch, kernel, "*fp32,100,128", {"MY_SCALE": "5"})
+    assert "the environment variable MY_SCALE changed (unset then, '5' now)" in changed.stderr
+    assert hash_of(changed) != hash_of(unset)
+
+
+def test_a_record_names_what_the_kernel_was_made_from(cli, scratch):
+    # The kernel of a package: its own file first, its helper module's, the distribution records
+    # of the installed packages it imports, where its package is found, Triton's variables.
+    hash_of(compile_in(cli, scratch, f"{scratch / 'pkg' / 'scale.py'}:double_kernel", "*fp32,4096,256"))
+    [record] = [p for p in (scratch / "index").rglob("kernel")]
+    made_from = json.loads(record.read_bytes().split(b"\n", 1)[1])
+    paths = [f["path"] for f in made_from["files"]]
+    assert paths[0] == str(scratch / "pkg" / "scale.py")
+    assert str(scratch / "pkg" / "helpers.py") in paths
+    assert any(re.search(r"triton-[\d.]+\.dist-info/RECORD$", p) for p in paths)
+    assert [m["name"] for m in made_from["modules"]] == ["pkg"]
+    assert "DISABLE_PTXAS_OPT" in made_from["environment"] and made_from["environment"]["DISABLE_PTXAS_OPT"] is None
