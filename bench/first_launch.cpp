@@ -144,8 +144,8 @@ int child_make_many(const fs::path& index_dir, const fs::path& sources, const fs
     std::snprintf(name, sizeof name, "k%04d.py", i);
     const std::string source = (sources / name).string();
     std::ofstream(source) << text << "\n# copy " << i << "\n";
-    const std::string fingerprint =
-        many->put_kernel(source, "scale", {scale->kernel.description, scale->kernel.rules, "", {}}, {source});
+    const std::string fingerprint = many->put_kernel(source, "scale", {scale->kernel.description, scale->kernel.rules,
+                                                                       "", {}}, detail::inputs_of_files({source}));
     for (const auto& [key, artifact] : scale->artifacts)
       many->put_artifact(source, "scale", fingerprint + "|" + key, artifact);
   }

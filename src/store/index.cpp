@@ -83,8 +83,7 @@ std::filesystem::path default_dir() {
 
 KernelIndex* KernelIndex::get() {
   static KernelIndex* const index = []() -> KernelIndex* {
-    const char* off = std::getenv("TRITONRT_INDEX");
-    if (off && std::string_view(off) == "off") return nullptr;
+    if (!environment_switch("TRITONRT_INDEX", true)) return nullptr;
     const auto dir = default_dir();
     if (dir.empty()) {
       log(LogLevel::warning,
@@ -188,6 +187,24 @@ nlohmann::json environment_json(const Environment& environment) {
 }
 
 }  // namespace
+
+nlohmann::json inputs_of_files(const std::vector<std::string>& paths) {
+  nlohmann::json files = nlohmann::json::array();
+  for (const auto& path : paths) {
+    std::string why;
+    const auto stamp = stamp_of(path);
+    const auto bytes = read_file(path, kMaxTextBytes, why);
+    if (!stamp || !bytes) raise<ArtifactError>({}, "cannot record '{}': {}", path, why.empty() ? "gone" : why);
+    files.push_back({{"path", path},
+                     {"kind", "file"},
+                     {"sha256", sha256_hex(*bytes)},
+                     {"size", stamp->size},
+                     {"mtime_ns", stamp->mtime_ns},
+                     {"ctime_ns", stamp->ctime_ns},
+                     {"inode", stamp->inode}});
+  }
+  return {{"files", files}, {"modules", nlohmann::json::array()}, {"environment", nlohmann::json::object()}};
+}
 
 std::optional<IndexedKernel> KernelIndex::find_kernel(std::string_view source, std::string_view name,
                                                       std::string& why) const {

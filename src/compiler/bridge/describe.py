@@ -239,9 +239,11 @@ def dependencies(handle):
         raise KernelSourceError(f"what '{name}' was made from cannot all be observed: {e}") from None
     files = inputs["files"]
     own = [f for f in files if f["path"] == own_file]
-    if not own:
-        raise KernelSourceError(f"what '{name}' was made from cannot all be observed: its own file '{own_file}' is "
-                                "not among what its module ran")
+    if not own:  # a module of an installed distribution, which its RECORD stands for: named all the same
+        try:
+            own = [observer().own_file_entry(vars(module), own_file)]
+        except LookupError as e:
+            raise KernelSourceError(f"what '{name}' was made from cannot all be observed: {e}") from None
     inputs["files"] = own + [f for f in files if f["path"] != own_file]
     inputs["environment"] = {**inputs["environment"], **_triton_key_environment()}
     for entry in inputs["files"]:

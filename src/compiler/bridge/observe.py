@@ -407,6 +407,13 @@ class Observer:
         return {"path": path, "kind": kind, "sha256": digest, "size": size, "mtime_ns": mtime, "ctime_ns": ctime,
                 "inode": inode}
 
+    def own_file_entry(self, namespace, path):
+        """The entry of a kernel module's own file: from before Python read it where the observer
+        saw it run, else as the file is now."""
+        module = self.modules.get(id(namespace))
+        stamp = module.stamp if module is not None and module.path == path else self._steady_stamp(path)
+        return self._file_entry(path, stamp, "the kernel's file")
+
     def inputs(self, roots, globals_read, search_path, own_name=None):
         """Everything the code of the modules `roots` (namespaces) was made from, through their
         imports: {"files": [...], "modules": [...], "environment": {...}}; raises LookupError
@@ -430,10 +437,14 @@ class Observer:
             if record is not None:
                 if record not in files:
                     files[record] = self._file_entry(record, self._steady_stamp(record), "the distribution record")
+                if module is not None:  # what it imported in turn (torch, for a library's kernel)
+                    queue.extend(vars(m) for m in module.imports.values())
                 continue
             if namespace.get("__name__") in sys.builtin_module_names or namespace.get("__spec__") is not None and \
                     getattr(namespace["__spec__"], "origin", None) in ("built-in", "frozen"):
                 continue
+            if module is None and path is None and "__path__" in namespace:
+                continue  # a namespace package: no code of its own, its modules are seen each on its own
             if module is None:
                 raise LookupError(f"tritonrt did not see the code of module '{name}' run (imported before it started "
                                   "to observe imports, or not from Python source)")
