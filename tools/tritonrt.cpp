@@ -8,6 +8,7 @@
 //   tritonrt bundle list kernels.trb          (or a program or library that embeds bundles)
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -183,12 +184,11 @@ bool names_a_module(const std::string& source) {
 // Whether `path` starts as an ELF file does (a program or shared library to list the embedded
 // bundles of); a bundle starts with "tritonrt-bundle".
 bool is_elf(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  char magic[4] = {};
-  return in.read(magic, sizeof magic) && std::memcmp(magic,
-                                                     "\x7f"
-                                                     "ELF",
-                                                     4) == 0;
+  // Read as every file tritonrt reads: a FIFO or device is not opened for reading here.
+  const tritonrt::detail::InputFile in(path);
+  if (!in.error().empty()) return false;
+  const auto magic = in.read(0, 4);
+  return magic && *magic == std::string_view("\x7f" "ELF", 4);
 }
 
 // A Makefile rule "BUNDLE: DEPENDENCIES" (spaces, '#' and '$' escaped as Make and Ninja read
@@ -220,6 +220,7 @@ void create(std::ostream& out, const std::filesystem::path& file, tritonrt::Bund
   if (const std::string problem = tritonrt::detail::output_problem(file); !problem.empty()) {
     tritonrt::detail::raise<tritonrt::ArtifactError>({}, "cannot create the bundle {}: {}", file.string(), problem);
   }
+  std::vector<std::pair<std::string, std::string>> calls_made;  // source, kernel
   if (!calls_file.empty()) {
     if (filter.targets.empty()) usage_error("bundle create --calls needs --target");
     if (!filter.kernels.empty() || !filter.hashes.empty()) usage_error("--calls takes no --kernel or --hash");
@@ -229,6 +230,7 @@ void create(std::ostream& out, const std::filesystem::path& file, tritonrt::Bund
     if (std::any_of(calls.begin(), calls.end(), [](const auto& call) { return names_a_module(call.source); })) {
       search_current_folder_first();
     }
+    for (const auto& call : calls) calls_made.emplace_back(call.source, call.name);
     const std::size_t total = calls.size() * filter.targets.size();
     std::size_t done = 0;
     for (const auto& call : calls) {
@@ -259,6 +261,26 @@ void create(std::ostream& out, const std::filesystem::path& file, tritonrt::Bund
     }
   }
   const auto info = tritonrt::create_bundle(file, filter);
+  // Every call compiled must be in the bundle: a kernel the index did not record (what it was
+  // made from could not all be observed, or its file changed meanwhile) fails the command.
+  for (const auto& call : calls_made) {
+    const bool held = std::any_of(info.kernels.begin(), info.kernels.end(), [&](const tritonrt::BundleKernel& k) {
+      std::error_code ec, ec2;
+      return k.name == call.second && (k.source == call.first || std::filesystem::weakly_canonical(k.source, ec) ==
+                                                                     std::filesystem::weakly_canonical(call.first, ec2));
+    });
+    if (!held) {
+      std::error_code ec;
+      std::filesystem::remove(file, ec);
+      std::string why;
+      for (const auto& line : info.skipped) why += "; skipped " + line;
+      tritonrt::detail::raise<tritonrt::ArtifactError>(
+          {call.second},
+          "of '{}' was compiled but is not in the index to bundle{} (TRITONRT_LOG=info says why it was not "
+          "recorded); no bundle was written",
+          call.first, why);
+    }
+  }
   if (!depfile.empty()) write_depfile(depfile, file, info, calls_file);
   for (const auto& line : info.skipped) std::cerr << "tritonrt: skipped " << line << "\n";
   tritonrt::cli::print_bundle(out, info, false);
@@ -399,6 +421,14 @@ tritonrt::Target current_target() {
 
 // Runs what `r` asks for; results are written to `out`.
 void run(const Request& r, std::ostream& out) {
+  // Paths given relative to where the command runs stay so, whatever a kernel module does to
+  // the working folder while it is imported.
+  const auto anchored = [](const std::string& path) {
+    std::error_code ec;
+    return path.empty() ? path : std::filesystem::absolute(path, ec).string();
+  };
+  const std::string output = anchored(r.output), bundle_file = anchored(r.bundle_file), calls = anchored(r.calls),
+                    depfile = anchored(r.depfile);
   if (*r.signature || *r.compile) {
     const auto [source, name] = kernel_argument(r.kernel);
     if (names_a_module(source)) search_current_folder_first();
@@ -414,16 +444,16 @@ void run(const Request& r, std::ostream& out) {
     if (is_autotuned(fn)) autotuned(fn, source, r);
     if (!target) target = current_target();
     const auto artifact = fn.compile_packed(*target, r.options, args);
-    const auto written = r.output.empty() ? std::vector<std::filesystem::path>{} : write_artifact(*artifact, r.output);
+    const auto written = output.empty() ? std::vector<std::filesystem::path>{} : write_artifact(*artifact, output);
     return tritonrt::cli::print_compile(out, fn, *artifact, written, r.json);
   }
   if (*r.bundle_list) {
     const auto check = r.verify ? tritonrt::BundleCheck::everything : tritonrt::BundleCheck::table;
-    if (is_elf(r.bundle_file)) {
-      return tritonrt::cli::print_embedded(out, r.bundle_file, tritonrt::read_embedded_bundles(r.bundle_file, check),
+    if (is_elf(bundle_file)) {
+      return tritonrt::cli::print_embedded(out, bundle_file, tritonrt::read_embedded_bundles(bundle_file, check),
                                            r.json);
     }
-    return tritonrt::cli::print_bundle(out, tritonrt::read_bundle(r.bundle_file, check), r.json);
+    return tritonrt::cli::print_bundle(out, tritonrt::read_bundle(bundle_file, check), r.json);
   }
   tritonrt::BundleFilter filter;
   filter.kernels = r.kernels;
@@ -431,7 +461,7 @@ void run(const Request& r, std::ostream& out) {
   for (const auto& list : r.targets) {
     for (auto& t : parse_targets(list)) filter.targets.push_back(std::move(t));
   }
-  create(out, r.bundle_file, std::move(filter), r.calls, r.depfile);
+  create(out, bundle_file, std::move(filter), calls, depfile);
 }
 
 // The results reach the real standard output only at the end, whole: while a command runs,
@@ -439,8 +469,18 @@ void run(const Request& r, std::ostream& out) {
 // compiler prints mixes into them (--json stays JSON).
 class Results {
  public:
-  Results() : fd_(::dup(1)) {
-    if (fd_ >= 0) ::dup2(2, 1);
+  // The copy of standard output is close-on-exec (a child of a kernel module must not hold it
+  // open) and above 2. With standard error closed, /dev/null stands in for it (Python and
+  // Triton write to it), so what is printed meanwhile goes nowhere rather than into the results.
+  Results() : fd_(::fcntl(1, F_DUPFD_CLOEXEC, 3)) {
+    if (fd_ < 0) return;
+    if (::fcntl(2, F_GETFD) == -1) {
+      if (const int null = ::open("/dev/null", O_WRONLY); null >= 0 && null != 2) {
+        ::dup2(null, 2);
+        ::close(null);
+      }
+    }
+    ::dup2(2, 1);
   }
   ~Results() {
     if (fd_ >= 0) ::close(fd_);

@@ -18,6 +18,7 @@
 #include "store/elf.h"
 #include "store/files.h"
 #include "store/index.h"
+#include "store/module_search.h"
 #include "store/triton_cache.h"
 #include "tritonrt/bundle.h"
 #include "tritonrt/version.h"
@@ -245,11 +246,12 @@ BundleInfo describe(const MappedBundle& bundle) {
   return info;
 }
 
-// The process's loaded bundles, in load order, and their kernels by identity (first wins).
+// The process's loaded bundles, in load order, and their kernels by identity, in load order
+// (the first whose sources hold is used).
 struct LoadedBundles {
   std::mutex mutex;
   std::vector<std::unique_ptr<MappedBundle>> bundles;
-  std::map<std::string, MappedKernel*, std::less<>> kernels;
+  std::map<std::string, std::vector<MappedKernel*>, std::less<>> kernels;
   bool environment_read = false;
   std::string environment_error;  ///< why TRITONRT_BUNDLE's bundles could not be loaded
   // The program's embedded bundles: registered before main() (by the code
@@ -281,8 +283,7 @@ struct LoadedBundles {
   // TRITONRT_EMBEDDED_BUNDLES=off.
   void load_embedded() {
     if (embedded_read == embedded.size()) return;
-    const char* setting = std::getenv("TRITONRT_EMBEDDED_BUNDLES");
-    if (setting != nullptr && std::string_view(setting) == "off") {
+    if (!environment_switch("TRITONRT_EMBEDDED_BUNDLES", true)) {
       if (embedded_read == 0) log(LogLevel::info, "TRITONRT_EMBEDDED_BUNDLES=off: the program's bundles are not used");
       embedded_read = embedded.size();
       return;
@@ -300,11 +301,13 @@ struct LoadedBundles {
   // With `mutex` held.
   const MappedBundle& add(std::unique_ptr<MappedBundle> bundle) {
     for (const auto& kernel : bundle->kernels()) {
-      const auto [it, added] = kernels.emplace(kernel->identity, kernel.get());
-      if (!added) {
-        log_about(LogLevel::info, {kernel->name}, "is in the bundles {} and {}: the first one's is used",
-                  it->second->where(), bundle->path().string());
+      auto& held = kernels[kernel->identity];
+      if (!held.empty()) {
+        log_about(LogLevel::info, {kernel->name},
+                  "is in the bundles {} and {}: the first one's whose sources hold here is used", held.front()->where(),
+                  bundle->path().string());
       }
+      held.push_back(kernel.get());
     }
     log(LogLevel::info, "loaded the bundle {} ({} kernel{}, {} bytes)", bundle->path().string(),
         bundle->kernels().size(), bundle->kernels().size() == 1 ? "" : "s", bundle->size());
@@ -334,22 +337,71 @@ struct LoadedBundles {
   }
 };
 
+// Where Python would look for a module here: PYTHONPATH's folders, then those the bundled
+// kernel's import searched (its description's search path), as far as tritonrt can tell
+// without Python.
+std::vector<std::string> module_search_path(const MappedKernel& kernel) {
+  std::vector<std::string> folders;
+  if (const char* list = std::getenv("PYTHONPATH")) {
+    std::string_view rest(list);
+    while (true) {
+      const auto colon = rest.find(':');
+      if (const std::string entry(rest.substr(0, colon)); !entry.empty()) {
+        std::error_code ec;
+        folders.push_back(std::filesystem::absolute(entry, ec).lexically_normal().string());
+      }
+      if (colon == std::string_view::npos) break;
+      rest.remove_prefix(colon + 1);
+    }
+  }
+  try {
+    const auto description = nlohmann::json::parse(kernel.description);
+    if (const auto it = description.find("search_path"); it != description.end() && it->is_array()) {
+      for (const auto& folder : *it) {
+        if (folder.is_string()) folders.push_back(folder.get<std::string>());
+      }
+    }
+  } catch (const nlohmann::json::exception&) {
+    // A description tritonrt cannot read is refused where it is used; here it adds no folder.
+  }
+  return folders;
+}
+
 // Whether a file tritonrt can read here says the bundled kernel was compiled from other
 // sources: the kernel's own .py file as given, or a recorded file still at its path.
 std::optional<std::string> stale_because(const MappedKernel& kernel, std::string_view source) {
-  std::vector<std::pair<std::string, std::string>> checks;
-  if (source.ends_with(".py") && !kernel.files.empty()) checks.emplace_back(source, kernel.files.front().second);
-  for (const auto& [path, sha] : kernel.files) {
-    // Triton's own version file: another Triton here does not change what was compiled.
-    if (!path.ends_with("/triton/__init__.py")) checks.emplace_back(path, sha);
+  struct Check {
+    std::string path, sha256, what;  ///< `what` names the file in the message
+  };
+  std::vector<Check> checks;
+  const auto quoted = [](const std::string& path) { return "'" + path + "'"; };
+  if (source.ends_with(".py") && !kernel.files.empty()) {
+    checks.push_back({std::string(source), kernel.files.front().second, quoted(std::string(source))});
   }
-  for (const auto& [path, sha] : checks) {
+  // A kernel named by module: the file an import of it would find here (PYTHONPATH's folders,
+  // then those its import searched where it was bundled) must be the one it was bundled from.
+  if (!source.ends_with(".py") && !kernel.files.empty()) {
+    if (const auto found = find_module_file(source, module_search_path(kernel))) {
+      checks.push_back({*found, kernel.files.front().second,
+                        "'" + std::string(source) + "', which would be imported from " + quoted(*found) + ","});
+    }
+  }
+  for (const auto& [path, sha] : kernel.files) {
+    // Triton's own record (or, from older indexes, its version file): another Triton here does
+    // not change what was compiled.
+    const std::string folder = std::filesystem::path(path).parent_path().filename().string();
+    const bool triton = path.ends_with("/triton/__init__.py") ||
+                        (folder.starts_with("triton-") && folder.ends_with(".dist-info"));
+    if (!triton) checks.push_back({path, sha, quoted(path)});
+  }
+  for (const auto& check : checks) {
     std::error_code ec;
-    if (!std::filesystem::exists(path, ec)) continue;
+    // Folders a module listed are checked by the index; a bundle checks the files that are here.
+    if (!std::filesystem::exists(check.path, ec) || std::filesystem::is_directory(check.path, ec)) continue;
     std::string why;
-    const auto bytes = read_file(path, kMaxTextBytes, why);
-    if (!bytes) return "'" + path + "' " + why;
-    if (sha256_hex(*bytes) != sha) return "'" + path + "' differs from the source it was bundled from";
+    const auto bytes = read_file(check.path, kMaxTextBytes, why);
+    if (!bytes) return quoted(check.path) + " " + why;
+    if (sha256_hex(*bytes) != check.sha256) return check.what + " differs from the source it was bundled from";
   }
   return std::nullopt;
 }
@@ -380,13 +432,18 @@ const MappedKernel* find_bundled(std::string_view source, std::string_view name,
     why = "no loaded bundle holds " + bundle_identity(source, name);
     return nullptr;
   }
-  it->second->bundle->complete(*it->second);
-  if (const auto stale = stale_because(*it->second, source)) {
-    why = "the bundle " + it->second->where() + " is not used for it: " + *stale;
-    log_about(LogLevel::warning, {name}, "{}", why);
-    return nullptr;
+  // A bundle whose entry was made from other sources does not stop the search of the next.
+  std::string stale_reasons;
+  for (MappedKernel* kernel : it->second) {
+    kernel->bundle->complete(*kernel);
+    const auto stale = stale_because(*kernel, source);
+    if (!stale) return kernel;
+    const std::string reason = "the bundle " + kernel->where() + " is not used for it: " + *stale;
+    log_about(LogLevel::warning, {name}, "{}", reason);
+    stale_reasons += (stale_reasons.empty() ? "" : "; ") + reason;
   }
-  return it->second;
+  why = stale_reasons;
+  return nullptr;
 }
 
 Target metadata_target(const MappedKernel& kernel, const std::string& key, const MappedKernel::Binary& binary) {

@@ -110,8 +110,11 @@ def test_kernels_of_two_folders_each_with_its_own_helpers(cli, scratch):
     (scratch / "calls.json").write_text(json.dumps(calls))
     together = tritonrt(cli, scratch, "bundle", "create", scratch / "both.trb", "--calls", scratch / "calls.json",
                         "--target", "cuda:90")
-    assert together.returncode == 0, together.stderr
-    assert "module 'helpers' is" in together.stderr  # the second kernel's record is refused, and why
+    # The second kernel's record is refused, and why; a bundle without it is no bundle.
+    assert "module 'helpers' is" in together.stderr
+    assert together.returncode == 1 and not (scratch / "both.trb").exists()
+    assert f"kernel 'kern': of '{scratch / 'second' / 'kern.py'}' was compiled but is not in the index" in \
+        together.stderr
     agrees_with_triton(cli, scratch, f"{scratch / 'second' / 'kern.py'}:kern", "*fp32,100,128")
 
 
@@ -175,3 +178,50 @@ def test_a_record_names_what_the_kernel_was_made_from(cli, scratch):
     assert any(re.search(r"triton-[\d.]+\.dist-info/RECORD$", p) for p in paths)
     assert [m["name"] for m in made_from["modules"]] == ["pkg"]
     assert "DISABLE_PTXAS_OPT" in made_from["environment"] and made_from["environment"]["DISABLE_PTXAS_OPT"] is None
+
+
+# Bundles are checked the same way where the sources are there.
+
+def bundle_of(cli, scratch, calls, out, env=None):
+    (scratch / "calls.json").write_text(json.dumps(calls))
+    made = tritonrt(cli, scratch, "bundle", "create", out, "--calls", scratch / "calls.json", "--target", "cuda:90",
+                    env=env)
+    assert made.returncode == 0, made.stderr
+    return out
+
+
+def test_a_bundle_named_by_module_is_not_served_where_another_file_would_be_imported(cli, scratch):
+    kernel = (KERNEL_HEAD + "\n\n@triton.jit\ndef kern(p, n, BLOCK: tl.constexpr):\n"
+              "    offs = tl.arange(0, BLOCK)\n" + STORE.format("{}"))
+    for folder, factor in (("bundled", 2), ("here", 3)):
+        (scratch / folder).mkdir()
+        (scratch / folder / "addmod.py").write_text(kernel.format(factor))
+    bundled = {"PYTHONPATH": str(scratch / "bundled")}
+    bundle = bundle_of(cli, scratch, [{"kernel": "addmod:kern", "signature": "*fp32,100,128"}], scratch / "a.trb",
+                       bundled)
+    off = {"TRITONRT_INDEX": "off", "TRITONRT_BUNDLE": str(bundle)}
+    served = compile_in(cli, scratch, "addmod:kern", "*fp32,100,128", {**bundled, **off})
+    assert "loaded from the bundle" in served.stderr
+    here = {"PYTHONPATH": str(scratch / "here")}
+    elsewhere = compile_in(cli, scratch, "addmod:kern", "*fp32,100,128", {**here, **off})
+    assert f"'addmod', which would be imported from '{scratch / 'here' / 'addmod.py'}', differs" in elsewhere.stderr
+    assert hash_of(elsewhere) == hash_of(compile_in(cli, scratch, "addmod:kern", "*fp32,100,128",
+                                                    {**here, "TRITONRT_INDEX": "off"}))
+    assert hash_of(elsewhere) != hash_of(served)
+
+
+def test_a_stale_entry_in_one_bundle_does_not_stop_the_search_of_the_next(cli, scratch):
+    source = scratch / "stale_kernel.py"
+    kernel = (KERNEL_HEAD + "\n\n@triton.jit\ndef kern(p, n, BLOCK: tl.constexpr):\n"
+              "    offs = tl.arange(0, BLOCK)\n" + STORE.format("{}"))
+    calls = [{"kernel": f"{source}:kern", "signature": "*fp32,100,128"}]
+    source.write_text(kernel.format(2))
+    older = bundle_of(cli, scratch, calls, scratch / "older.trb")
+    source.write_text(kernel.format(3))
+    newer = bundle_of(cli, scratch, calls, scratch / "newer.trb")
+    both = {**NO_PYTHON, "TRITONRT_INDEX": "off", "TRITONRT_BUNDLE": f"{older}:{newer}"}
+    result = compile_in(cli, scratch, f"{source}:kern", "*fp32,100,128", both)
+    assert result.returncode == 0, result.stderr
+    assert f"the bundle {older} is not used for it" in result.stderr
+    assert hash_of(result) == hash_of(compile_in(cli, scratch, f"{source}:kern", "*fp32,100,128",
+                                                 {"TRITONRT_INDEX": "off"}))
