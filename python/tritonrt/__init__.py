@@ -17,9 +17,27 @@ import os
 from . import _build_info
 from ._observe import observer as _observer
 
+
+def _switch(variable, fallback):
+    """A yes/no setting of the environment, read as the C++ side reads it (environment_switch):
+    1, true, yes, on or 0, false, no, off in any case; unset or empty gives `fallback`, anything
+    else too, with a warning."""
+    value = os.environ.get(variable, "").strip().lower()
+    if not value:
+        return fallback
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    import warnings
+    warnings.warn(f"{variable}={os.environ[variable]!r} is not a switch tritonrt reads (1, true, yes, on or 0, false, "
+                  f"no, off); taken as {'on' if fallback else 'off'}", stacklevel=2)
+    return fallback
+
+
 # What kernel modules imported from now on are made from, for tritonrt's index to record
 # (src/compiler/bridge/observe.py); a module imported earlier is compiled but not recorded.
-if os.environ.get("TRITONRT_INDEX", "") != "off":
+if _switch("TRITONRT_INDEX", True):
     _observer()
 
 __all__ = ["__version__", "cmake_prefix_path", "include_dir", "library_dir", "cli_path", "torch_version", "launcher",

@@ -336,6 +336,7 @@ class Launcher:
 
     # No __slots__: Dynamo guards a traced object through its __dict__.
     def __init__(self, kernel):
+        _check_kernel(kernel)
         _setup()
         self.kernel = kernel
         self._kernel = _kernel_for(kernel)  # read by the C subscript too
@@ -364,6 +365,30 @@ class Launcher:
 
     def __repr__(self):
         return f"tritonrt.launcher({self.kernel!r})"
+
+
+def _check_kernel(kernel):
+    """TypeError unless `kernel` is a @triton.jit function or a stack of objects over one, each
+    holding the next in `.fn`."""
+    from triton.runtime.jit import JITFunction
+    inner = kernel
+    for _ in range(64):
+        if isinstance(inner, JITFunction):
+            return
+        inner = getattr(inner, "fn", None)
+        if inner is None:
+            break
+    raise TypeError("tritonrt.launcher() takes a @triton.jit function, or @triton.autotune, @triton.heuristics or a "
+                    f"library's wrapper over one (holding it in .fn); it was given {_safe_repr(kernel)}, a "
+                    f"{type(kernel).__name__}")
+
+
+def _safe_repr(value):
+    try:
+        text = repr(value)
+    except Exception:
+        return "an object whose repr() fails"
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def launcher(kernel):
@@ -487,7 +512,8 @@ def installed():
 
 def _install_from_environment():
     """TRITONRT_INSTALL=1: install() as soon as Triton is imported (by the .pth hook)."""
-    if os.environ.get("TRITONRT_INSTALL", "") in ("", "0"):
+    from . import _switch
+    if not _switch("TRITONRT_INSTALL", False):
         return
     if "triton.runtime.jit" in sys.modules:
         install()

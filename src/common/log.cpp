@@ -1,10 +1,12 @@
 #include "common/log.h"
 
 #include <atomic>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 
 namespace tritonrt {
@@ -64,6 +66,27 @@ void set_log_handler(LogHandler new_handler) {
 }
 
 namespace detail {
+
+bool environment_switch(const char* variable, bool fallback) {
+  const char* text = std::getenv(variable);
+  if (text == nullptr || *text == '\0') return fallback;
+  std::string value(text);
+  for (char& c : value) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* on : {"1", "true", "yes", "on"}) {
+    if (value == on) return true;
+  }
+  for (const char* off : {"0", "false", "no", "off"}) {
+    if (value == off) return false;
+  }
+  static std::mutex mutex;
+  static std::set<std::string> warned;
+  std::lock_guard lock(mutex);
+  if (warned.insert(variable).second) {
+    log(LogLevel::warning, "{}={} is not a switch tritonrt reads (1, true, yes, on or 0, false, no, off); taken as {}",
+        variable, printable(text), fallback ? "on" : "off");
+  }
+  return fallback;
+}
 
 void write_log(LogLevel level, std::string_view message) {
   std::shared_ptr<const LogHandler> to;

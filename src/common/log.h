@@ -21,6 +21,11 @@ inline bool log_enabled(LogLevel level) noexcept { return level != LogLevel::off
 /// force: callers check log_enabled, or report regardless (TRITON_PRINT_AUTOTUNING).
 void write_log(LogLevel level, std::string_view message);
 
+/// A yes/no setting of the environment, read one way for every variable: 1, true, yes, on or
+/// 0, false, no, off, in any case; unset or empty gives `fallback`, anything else too, with
+/// a warning (once per variable).
+bool environment_switch(const char* variable, bool fallback);
+
 template <class... Args>
 void log(LogLevel level, fmt::format_string<Args...> format, Args&&... args) {
   if (log_enabled(level)) write_log(level, printable(fmt::format(format, std::forward<Args>(args)...)));

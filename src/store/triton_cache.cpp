@@ -98,7 +98,14 @@ std::vector<std::filesystem::path> write_artifact(const Artifact& artifact, cons
   if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec)) {
     detail::raise<ArtifactError>({}, "cannot write into {}: it is not a folder", dir.string());
   }
-  const std::string stem = artifact.metadata.name;
+  // The kernel's name from its metadata, made a plain file name: a crafted name ("../x",
+  // "/abs/x") must not choose where the files go.
+  std::string stem;
+  for (const char c : artifact.metadata.name) {
+    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    stem += plain || (c == '.' && !stem.empty()) ? c : '_';
+  }
+  if (stem.empty()) stem = "kernel";
   const std::vector<std::pair<std::filesystem::path, const std::string*>> files = {
       {dir / (stem + "." + artifact.binary_kind), &artifact.binary}, {dir / (stem + ".json"), &artifact.metadata.json}};
   // Every path checked before anything is written: one refused path writes neither file.

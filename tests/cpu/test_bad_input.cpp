@@ -105,6 +105,25 @@ TEST(BadInput, MetadataOfAnyShapeIsAnArtifactErrorNamingTheField) {
 
 // Found by tests/fuzz: 100,000 nested arrays overflowed the stack when the field was printed
 // or copied (a segfault, not an error).
+TEST(BadInput, AnArtifactIsWrittenUnderItsNameMadeAPlainFileName) {
+  // The name comes from the metadata, which a crafted bundle or cache entry chooses.
+  const auto dir = std::filesystem::temp_directory_path() / ("tritonrt-names-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  for (const auto& [name, stem] : std::vector<std::pair<std::string, std::string>>{
+           {"../../escaped", "_._.._escaped"}, {".hidden", "_hidden"}}) {
+    Artifact artifact;
+    artifact.metadata = KernelMetadata::parse(metadata_with(R"("name": "k")", "\"name\": \"" + name + "\""));
+    artifact.binary_kind = "cubin";
+    artifact.binary = "bytes";
+    const auto written = write_artifact(artifact, dir / "out");
+    ASSERT_EQ(written.size(), 2u);
+    EXPECT_EQ(written[0], dir / "out" / (stem + ".cubin")) << name;
+    EXPECT_EQ(written[1], dir / "out" / (stem + ".json")) << name;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir / "escaped.cubin"));
+  std::filesystem::remove_all(dir);
+}
+
 TEST(BadInput, DeeplyNestedJsonIsAnErrorNotACrash) {
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
   for (const auto& text :

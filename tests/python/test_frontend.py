@@ -185,6 +185,12 @@ def tritons_binding(fn, args, kwargs):
     return repr(specialization), options
 
 
+@pytest.mark.parametrize("given", [42, None, "kernel", lambda x: x], ids=["int", "None", "str", "lambda"])
+def test_a_launcher_of_what_is_no_kernel_is_a_type_error_naming_it(rt, given):
+    with pytest.raises(TypeError, match=r"takes a @triton.jit function.*it was given .*, a (int|NoneType|str|function)"):
+        rt.launcher(given)
+
+
 def test_binding_matches_tritons_binder_over_generated_signatures(rt, recording, tmp_path):
     from tritonrt import frontend
     rng = random.Random(20)
@@ -723,10 +729,15 @@ def test_install_from_the_environment(tritonrt_package):
     done = subprocess.run([sys.executable, "-c", code, str(site)], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True", "RoutedRun"]
-    env["TRITONRT_INSTALL"] = "0"
-    done = subprocess.run([sys.executable, "-c", code.replace("print(f.installed()", "print((f.installed(),)"),
-                           str(site)], env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0 and done.stdout.split()[0] == "(False,)", done.stderr
+    for setting in ("0", "off", "OFF", "false", "No", "maybe"):  # any case; anything else is off, and said
+        env["TRITONRT_INSTALL"] = setting
+        done = subprocess.run([sys.executable, "-c", code.replace("print(f.installed()", "print((f.installed(),)"),
+                               str(site)], env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0 and done.stdout.split()[0] == "(False,)", (setting, done.stderr)
+        assert ("is not a switch tritonrt reads" in done.stderr) == (setting == "maybe"), done.stderr
+    env["TRITONRT_INSTALL"] = "Yes"
+    done = subprocess.run([sys.executable, "-c", code, str(site)], env=env, capture_output=True, text=True, timeout=300)
+    assert done.stdout.split() == ["True", "RoutedRun"], done.stderr
 
 
 # --- third-party kernel libraries (from PyPI), as they launch their kernels -----------------------

@@ -432,3 +432,55 @@ def test_a_kernel_source_that_is_not_a_file_says_what_it_is(run, tmp_path, make,
     assert result.returncode == 1 and says in message(result)
     result = run("signature", "/dev/null:k")
     assert result.returncode == 1 and "'/dev/null' is a device, not a .py file" in message(result)
+
+
+# --- what a kernel module does to the process that imports it ------------------------------------
+
+def chatty_kernel(tmp_path, before=""):
+    """A kernel module that prints at import (and runs `before` first)."""
+    path = tmp_path / "chatty.py"
+    path.write_text(f"{before}\nprint('printed by the module')\nimport triton\nimport triton.language as tl\n\n\n"
+                    "@triton.jit\ndef fill(p, n):\n    tl.store(p + tl.arange(0, 128), 1.0, mask=tl.arange(0, 128) < n)\n")
+    return f"{path}:fill"
+
+
+def test_a_background_child_of_a_kernel_module_does_not_hold_the_results_open(cli, tmp_path):
+    # $(tritonrt compile ...) reads until every holder of the pipe has closed it.
+    # Started by a shell, which passes on every descriptor not marked close-on-exec.
+    kernel = chatty_kernel(tmp_path, "import os\nos.system('sleep 60 >/dev/null 2>&1 &')")
+    env = dict(os.environ, TRITON_CACHE_DIR=str(tmp_path / "triton"), TRITONRT_INDEX="off",
+               TRITONRT_PYTHON=sys.executable)
+    with tempfile.TemporaryFile() as err:  # standard output alone is read, as $(...) reads it
+        done = subprocess.run([str(cli), "compile", kernel, *FILL_CALL], stdout=subprocess.PIPE, stderr=err,
+                              text=True, env=env, timeout=45)
+    assert done.returncode == 0
+    assert "hash" in done.stdout
+
+
+def test_json_stays_json_with_standard_error_closed(cli, tmp_path):
+    kernel = chatty_kernel(tmp_path)
+    env = dict(os.environ, TRITON_CACHE_DIR=str(tmp_path / "triton"), TRITONRT_INDEX="off",
+               TRITONRT_PYTHON=sys.executable)
+    done = subprocess.run([str(cli), "compile", kernel, *FILL_CALL, "--json"], stdout=subprocess.PIPE, text=True,
+                          env=env, timeout=300, preexec_fn=lambda: os.close(2))
+    assert done.returncode == 0
+    assert json.loads(done.stdout)["hash"]
+
+
+def test_a_module_that_changes_the_working_folder_moves_no_output(cli, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    kernel = chatty_kernel(tmp_path, f"import os\nos.chdir({str(elsewhere)!r})")
+    env = dict(os.environ, TRITON_CACHE_DIR=str(tmp_path / "triton"), TRITONRT_INDEX="off",
+               TRITONRT_PYTHON=sys.executable)
+    done = subprocess.run([str(cli), "compile", kernel, *FILL_CALL, "-o", "out"], capture_output=True, text=True,
+                          env=env, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "out" / "fill.json").is_file() and not (elsewhere / "out").exists()
+
+
+def test_bundle_list_of_a_fifo_does_not_wait_for_a_writer(run, tmp_path):
+    fifo = tmp_path / "bundle.trb"
+    os.mkfifo(fifo)
+    result = run("bundle", "list", fifo, timeout=60)
+    assert result.returncode == 1 and "FIFO" in result.stderr, result.stderr

@@ -233,3 +233,15 @@ def test_sixteen_processes_writing_at_once_leave_every_entry_whole(cli, scratch)
     for block, expected in zip(blocks[:8], hashes):
         again = compile_plain(cli, scratch, block=block, env=NO_PYTHON)
         assert hash_of(again) == expected
+
+
+@pytest.mark.parametrize("setting", ["off", "OFF", "0", "false", "No"])
+def test_the_index_is_off_by_any_spelling_of_off(cli, scratch, setting):
+    hash_of(compile_plain(cli, scratch, env={"TRITONRT_INDEX": setting}))
+    assert index_files(scratch) == []
+
+
+def test_a_switch_that_is_no_switch_is_said_and_taken_as_the_default(cli, scratch):
+    result = compile_plain(cli, scratch, env={"TRITONRT_INDEX": "maybe"})
+    assert "TRITONRT_INDEX=maybe is not a switch tritonrt reads" in result.stderr
+    assert index_files(scratch) != []
