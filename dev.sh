@@ -399,6 +399,12 @@ check_embedded_consumer() {
   out=$("$cli" bundle list "$build/consumer") || return 1
   echo "$out"
   grep -q "kernels:tuned_scale" <<<"$out" || { echo "bundle list does not show the embedded kernels"; return 1; }
+  # A library that embeds a bundle, loaded and unloaded: its kernels are still served.
+  out=$(cd / && clean_env env TRITONRT_PYTHON=/nonexistent/python TRITONRT_LIBPYTHON=/nonexistent/libpython.so \
+    TRITONRT_CACHE_DIR="$dir/empty-index" "$build/unloader" "$build/libplugin.so" /nonexistent/app/kernels.py) ||
+    { echo "$out"; echo "the unloaded library's bundle could not be read"; return 1; }
+  echo "$out"
+  grep -q "^after dlclose: add_kernel with 5 parameters, 1 embedded bundle(s)$" <<<"$out" || return 1
   # Nothing changed: nothing to do. A kernel's source touched: its bundle made again.
   out=$(clean_env cmake --build "$build") || return 1
   echo "$out"

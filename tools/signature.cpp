@@ -160,6 +160,9 @@ Arg parse_tuple(std::string_view token, SignatureStorage& storage, int depth) {
   if (!inner.empty()) {
     const bool trailing_comma = inner.back() == ',';
     if (trailing_comma) inner.remove_suffix(1);
+    if (inner.find_first_not_of(' ') == std::string_view::npos) {
+      fail("a comma with no value before it is no tuple (Python writes an empty tuple ())", token);
+    }
     const auto tokens = split(inner);
     if (tokens.size() == 1 && !trailing_comma) {
       fail("parentheses around one value are no tuple; a one-element tuple is written (x,)", token);
@@ -175,6 +178,11 @@ Arg parse_token(std::string_view token, SignatureStorage& storage, int depth) {
   if (token.front() == '(') {
     if (token.back() != ')') fail("a tuple must end with ')'", token);
     return parse_tuple(token, storage, depth);
+  }
+  if (token.starts_with("tensordesc")) {
+    fail("a tensor descriptor is not an argument the command line takes (compile a descriptor kernel from C++ or "
+         "Python, where a TensorDescriptor is passed)",
+         token);
   }
   if (token[0] == '*') {
     const auto colon = token.find(':');

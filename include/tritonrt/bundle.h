@@ -92,8 +92,9 @@ BundleInfo load_bundle(const std::filesystem::path& path);
 /// Registers a bundle embedded in the program: the code tritonrt_add_kernels generates calls
 /// it before main(). Its kernels are available with no call, before TRITONRT_BUNDLE's, the
 /// index and Python, checked as a loaded file's are; it is read at the first JitFunction::get
-/// (a damaged one is an ArtifactError then). `bytes` live as long as the process; `name` says
-/// where it is in messages. TRITONRT_EMBEDDED_BUNDLES=off leaves the embedded bundles unused.
+/// (a damaged one is an ArtifactError then). `bytes` must live as long as the process: a
+/// shared library that registers a bundle stays mapped after dlclose; `name` says where it is
+/// in messages. TRITONRT_EMBEDDED_BUNDLES=off leaves the embedded bundles unused.
 void register_embedded_bundle(const void* bytes, std::size_t size, const char* name) noexcept;
 
 /// What the program's embedded bundles hold (reading them now if they were not read yet).

@@ -59,7 +59,11 @@ NvmmaSharedLayout NvmmaSharedLayout::default_for(std::span<const std::int64_t> b
   // widest swizzle it is a multiple of; fewer than 8 rows outside it, or one dimension, none.
   const std::size_t rank = block_shape.size();
   const std::size_t contiguous = transposed ? 0 : rank - 1;
-  const std::int64_t bytes = block_shape[contiguous] * (fp4_padded ? 2 : 1) * layout.element_bitwidth / 8;
+  std::int64_t bytes = 0;
+  if (__builtin_mul_overflow(block_shape[contiguous], (fp4_padded ? 2 : 1) * layout.element_bitwidth / 8, &bytes)) {
+    detail::raise<ArgumentError>({}, "tensor descriptor layout: block dimension {} ({}) is too large", contiguous,
+                                 block_shape[contiguous]);
+  }
   layout.swizzle_byte_width = 0;
   for (const int width : {128, 64, 32}) {
     if (bytes >= width && bytes % width == 0) {
@@ -69,7 +73,9 @@ NvmmaSharedLayout NvmmaSharedLayout::default_for(std::span<const std::int64_t> b
   }
   std::int64_t outer = 1;
   for (std::size_t i = 0; i < rank; ++i) {
-    if (i != contiguous) outer *= block_shape[i];
+    if (i != contiguous && __builtin_mul_overflow(outer, block_shape[i], &outer)) {
+      detail::raise<ArgumentError>({}, "tensor descriptor layout: the block shape's size overflows at dimension {}", i);
+    }
   }
   if (rank < 2 || outer < 8) layout.swizzle_byte_width = 0;
   return layout;
@@ -91,7 +97,12 @@ TensorDescriptor TensorDescriptor::make(const void* base, DType dtype, std::span
   }
   const int element = scalar_size(dtype);
   for (std::size_t i = 0; i + 1 < rank; ++i) {
-    if ((strides[i] * element) % 16 != 0) {
+    std::int64_t bytes = 0;
+    if (__builtin_mul_overflow(strides[i], element, &bytes)) {
+      detail::raise<ArgumentError>({}, "tensor descriptor: stride {} ({} elements of {} bytes) is too large", i,
+                                   strides[i], element);
+    }
+    if (bytes % 16 != 0) {
       detail::raise<ArgumentError>({},
                                    "tensor descriptor: stride {} ({} elements of {} bytes) is not a multiple of "
                                    "16 bytes",

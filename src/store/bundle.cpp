@@ -1,5 +1,6 @@
 #include "store/bundle.h"
 
+#include <dlfcn.h>
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -515,6 +516,11 @@ void register_embedded_bundle(const void* bytes, std::size_t size, const char* n
       if (e.bytes.data() == view.data()) return;  // one object registering twice
     }
     loaded.embedded.push_back({view, name});
+    // Its kernels may be got after the library holding it is unloaded: that library stays
+    // mapped for the process's life (a program's own bundle needs nothing).
+    if (Dl_info info{}; ::dladdr(bytes, &info) != 0 && info.dli_fname != nullptr) {
+      (void)::dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);  // never closed: that is the point
+    }
   } catch (...) {
     // Out of memory before main(): the bundle is not available, and getting its kernels
     // says what is missing (nothing may throw out of a static initializer).

@@ -35,6 +35,16 @@ std::filesystem::path resolved(const std::filesystem::path& path) {
   return ec ? path : out;
 }
 
+// `path` made absolute with the links of its folders resolved and its own name kept: the
+// entry that is written, never what a link planted there points to.
+std::filesystem::path entry_of(const std::filesystem::path& path) {
+  std::error_code ec;
+  const auto absolute = std::filesystem::absolute(path, ec);
+  if (ec || !absolute.has_filename()) return resolved(path);
+  const auto folder = std::filesystem::weakly_canonical(absolute.parent_path(), ec);
+  return ec ? absolute : folder / absolute.filename();
+}
+
 }  // namespace
 
 InputFile::InputFile(const std::filesystem::path& path) {
@@ -100,7 +110,12 @@ std::string output_problem(const std::filesystem::path& path) {
   if (path.empty()) return "no path was given";
   const auto target = resolved(path);
   if (inside_dev(target)) return "it leads into /dev (" + target.string() + "); tritonrt writes only regular files";
+  const auto entry = entry_of(path);
   struct stat st {};
+  if (::lstat(entry.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+    return "it is a symbolic link (to " + target.string() +
+           "); tritonrt does not write through links (remove the link, or name the file it points to)";
+  }
   if (::lstat(target.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
     return "it " + not_regular(st.st_mode) + "; tritonrt replaces only regular files";
   }
@@ -124,7 +139,8 @@ std::string write_whole_file(const std::filesystem::path& path, const std::strin
   if (const std::string problem = output_problem(path); !problem.empty()) {
     return "could not write " + path.string() + ": " + problem;
   }
-  const auto target = resolved(path);
+  // Renamed over the entry itself: a link planted there after the check is replaced, not followed.
+  const auto target = entry_of(path);
   if (target.has_parent_path()) {
     std::error_code ec;
     if (folders == NewFolders::private_to_user) {

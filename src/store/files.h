@@ -48,13 +48,15 @@ std::optional<std::string> read_file(const std::filesystem::path& path, std::siz
 /// Folders write_whole_file creates: with the user's usual permissions, or private (0700).
 enum class NewFolders { usual, private_to_user };
 
-/// Why `path` cannot be written as a regular file ("" when it can): it leads into /dev, or
-/// something other than a regular file (a device, FIFO, socket or folder) is there.
+/// Why `path` cannot be written as a regular file ("" when it can): it leads into /dev, it is
+/// a symbolic link, or something other than a regular file (a device, FIFO, socket or folder)
+/// is there.
 std::string output_problem(const std::filesystem::path& path);
 
 /// Writes `bytes` to `path` (creating its folder) through a temporary file renamed into
-/// place, so that readers in any process see the whole file or none; a symbolic link at
-/// `path` stays and its target is replaced. Refuses what output_problem refuses. Returns ""
+/// place, so that readers in any process see the whole file or none; links in the folders
+/// above are followed, a link at `path` itself never (output_problem refuses it, and one
+/// planted after that check is replaced by the rename). Refuses what output_problem refuses. Returns ""
 /// when written, otherwise why not (the temporary file is removed).
 std::string write_whole_file(const std::filesystem::path& path, const std::string& bytes,
                              NewFolders folders = NewFolders::usual);

@@ -91,6 +91,19 @@ KernelIndex* KernelIndex::get() {
           "TRITONRT_CACHE_DIR)");
       return nullptr;
     }
+    // An index is code (store/index.h): one that someone else can write into is not used.
+    struct stat status {};
+    if (::stat(dir.c_str(), &status) == 0) {
+      const bool foreign = status.st_uid != ::geteuid();
+      const bool shared = (status.st_mode & S_IWOTH) != 0;
+      if (foreign || shared) {
+        log(LogLevel::warning,
+            "tritonrt's index is off: its folder {} {} (an index is code: whoever can write into it chooses what "
+            "runs); make it the user's own with mode 0700, or set TRITONRT_CACHE_DIR to another folder",
+            dir.string(), foreign ? "belongs to another user" : "can be written by others");
+        return nullptr;
+      }
+    }
     return new KernelIndex(dir);
   }();
   return index;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,17 @@ TEST(TensorDescriptor, RefusesWhatTritonRefuses) {
   EXPECT_NE(make(kBase, DType::fp16, shape, strides, huge).find("more than 1048576 elements"), std::string::npos);
   const std::int64_t wrapping[] = {std::int64_t{1} << 20, std::int64_t{1} << 44};  // a product that overflows
   EXPECT_NE(make(kBase, DType::fp16, shape, strides, wrapping).find("more than 1048576 elements"), std::string::npos);
+  // Arithmetic at extreme values is checked, never undefined (UBSan stops the sanitized build on it).
+  const std::int64_t extreme_stride[] = {std::numeric_limits<std::int64_t>::max() / 2 + 1, 1};
+  EXPECT_NE(make(kBase, DType::fp32, shape, extreme_stride, block).find("is too large"), std::string::npos);
+  const std::int64_t extreme_block[] = {std::int64_t{1} << 62, std::int64_t{1} << 62};
+  EXPECT_NE(argument_error([&] { (void)NvmmaSharedLayout::default_for(extreme_block, DType::fp32, false, false); })
+                .find("too large"),
+            std::string::npos);
+  const std::int64_t extreme_outer[] = {std::int64_t{1} << 62, std::int64_t{1} << 62, 2};
+  EXPECT_NE(argument_error([&] { (void)NvmmaSharedLayout::default_for(extreme_outer, DType::fp16, false, false); })
+                .find("overflows"),
+            std::string::npos);
   const std::int64_t int_strides[] = {128, 1};
   EXPECT_NE(make(kBase, DType::i32, shape, int_strides, block, TensorDescriptor::Padding::nan)
                 .find("NaN padding needs a floating-point element type, not i32"),

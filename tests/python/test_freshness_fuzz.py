@@ -83,10 +83,14 @@ class Program:
             path.write_text(path.read_text().replace("return x * FACTOR", "return x * FACTOR + 1"))
         elif choice == "environ":
             env = {"FZ_SCALE": str(self.rng.choice([9, 11]))}
+        elif choice == "BLOCK":  # a power of 2, as tl.arange takes
+            self.values["BLOCK"] = self.rng.choice([b for b in (64, 128, 256) if b != self.values["BLOCK"]])
+            self.write()
+        elif choice == "CONFIGS":
+            self.values["CONFIGS"] = self.values["CONFIGS"] % 3 + 1
+            self.write()
         elif choice != "nothing":
-            step = {"FACTOR": 1, "VAL": 1, "BLOCK": 64, "DATA": 1, "CONFIGS": 1}[choice]
-            self.values[choice] += step if self.values[choice] + step <= {"BLOCK": 256, "CONFIGS": 3}.get(
-                choice, 100) else -step
+            self.values[choice] += 1
             self.write()
         return env, choice
 

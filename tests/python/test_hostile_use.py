@@ -140,6 +140,19 @@ def test_bundle_create_never_replaces_what_is_not_a_regular_file(run, tmp_path):
         assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
 
 
+def test_bundle_create_never_writes_through_a_link_planted_at_its_name(run, tmp_path):
+    # In a folder others can write to, a link at the bundle's name must not choose what is replaced.
+    assert run("compile", FILL, *FILL_CALL).returncode == 0
+    victim = tmp_path / "victim.txt"
+    victim.write_text("not yours")
+    planted = tmp_path / "shared" / "app.trb"
+    planted.parent.mkdir()
+    planted.symlink_to(victim)
+    result = run("bundle", "create", planted)
+    assert result.returncode == 1 and "is a symbolic link" in message(result), result.stderr
+    assert victim.read_text() == "not yours" and planted.is_symlink()
+
+
 def test_compile_output_never_replaces_what_is_not_a_regular_file(run, tmp_path):
     out = tmp_path / "out"
     out.mkdir()

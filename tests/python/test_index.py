@@ -245,3 +245,19 @@ def test_a_switch_that_is_no_switch_is_said_and_taken_as_the_default(cli, scratc
     result = compile_plain(cli, scratch, env={"TRITONRT_INDEX": "maybe"})
     assert "TRITONRT_INDEX=maybe is not a switch tritonrt reads" in result.stderr
     assert index_files(scratch) != []
+
+
+@pytest.mark.parametrize("owner", ["another user", "everyone"])
+def test_an_index_folder_others_can_write_is_not_used(cli, scratch, owner):
+    index = scratch / "index"
+    index.mkdir(mode=0o700)
+    if owner == "everyone":
+        index.chmod(0o777)
+    elif os.geteuid() == 0:
+        os.chown(index, 65534, 65534)
+    else:
+        pytest.skip("only root can give a folder to another user")
+    result = compile_plain(cli, scratch)
+    assert "tritonrt's index is off: its folder" in result.stderr
+    assert ("belongs to another user" if owner == "another user" else "can be written by others") in result.stderr
+    assert hash_of(result) and index_files(scratch) == []

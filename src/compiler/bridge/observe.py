@@ -297,16 +297,30 @@ class Observer:
 
     def _reader(self, frame):
         """The module of the innermost frame, from `frame` outwards, of code outside the standard
-        library and installed distributions, if any."""
+        library and installed distributions, while a module's code runs on this thread; None
+        otherwise (a read at run time is no module's input). Modules found finished (their code
+        no longer on the stack: run by a loader outside the import statement) are settled."""
+        pending = getattr(self._local, "pending", None)
+        if not pending:
+            return None
+        found, running = None, set()
         while frame is not None:
-            module = self.modules.get(id(frame.f_globals))
-            if module is not None:
-                if module.library is None:
-                    module.library = self._library(module.path) is not None
-                if not module.library:
-                    return module
+            if frame.f_code.co_name == "<module>":
+                running.add(id(frame.f_globals))
+            if found is None:
+                module = self.modules.get(id(frame.f_globals))
+                if module is not None:
+                    if module.library is None:
+                        module.library = self._library(module.path) is not None
+                    if not module.library:
+                        found = module
             frame = frame.f_back
-        return None
+        if any(id(m.namespace) not in running for m in pending):
+            for module in pending:
+                if id(module.namespace) not in running and module.snapshot is None:
+                    module.snapshot = dict(module.namespace)
+            pending[:] = [m for m in pending if id(m.namespace) in running]
+        return found
 
     def _blame(self, problem, frame):
         module = self._reader(frame)
@@ -314,6 +328,8 @@ class Observer:
             module.problem = problem
 
     def _read_variable(self, name, value):
+        if getattr(self._local, "busy", False) or not getattr(self._local, "pending", None):
+            return  # the observer's own read, or no module's code running on this thread
         try:
             module = self._reader(sys._getframe(2))
             if module is not None:
@@ -420,6 +436,13 @@ class Observer:
         saying what cannot be observed. `globals_read`: (name, value, namespace) of each global a
         kernel's key holds, compared with what its module's code left there. `search_path`: where
         a new process loading the kernel would look for a module imported by name; `own_name`: the module of a kernel named by its file (found by its path, not its name)."""
+        self._local.busy = True  # what this reads and lists is no module's
+        try:
+            return self._inputs(roots, globals_read, search_path, own_name)
+        finally:
+            self._local.busy = False
+
+    def _inputs(self, roots, globals_read, search_path, own_name):
         files, modules, environment = {}, [], {}
         seen, queue = set(), list(roots)
         while queue:
