@@ -11,7 +11,18 @@ namespace tritonrt::cli {
 namespace {
 
 [[noreturn]] void fail(const std::string& what, std::string_view token) {
-  throw SignatureError(what + ": '" + std::string(token) + "'");
+  // Control characters escaped: a NUL (from a calls file) would otherwise end the message.
+  std::string shown;
+  for (const char c : token) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      constexpr char kHex[] = "0123456789abcdef";
+      const auto byte = static_cast<unsigned char>(c);
+      shown += std::string("\\x") + kHex[byte >> 4] + kHex[byte & 15];
+    } else {
+      shown += c;
+    }
+  }
+  throw SignatureError(what + ": '" + shown + "'");
 }
 
 // The comma-separated tokens of `text`, a tuple's parentheses and a string's quotes kept whole.

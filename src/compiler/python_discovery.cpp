@@ -8,9 +8,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <sstream>
 #include <system_error>
@@ -259,8 +261,12 @@ const EmbeddedPython& embedded_python() {
   for (const auto& [from, program] : candidates()) {
     std::string why;
     std::error_code ec;
-    if (!std::filesystem::exists(program, ec)) {
+    if (!std::filesystem::exists(program, ec) && ec) {
+      why = "it cannot be looked at (" + ec.message() + ")";
+    } else if (!std::filesystem::exists(program, ec)) {
       why = program.find('/') == std::string::npos ? "it is not on PATH" : "it is not there";
+    } else if (::access(program.c_str(), X_OK) != 0) {
+      why = "it cannot be run (" + std::string(std::strerror(errno)) + ")";
     } else if (auto usable = usable_python(program, timeout, why)) {
       if (library_given) usable->library = library;
       found = std::move(*usable);

@@ -542,9 +542,10 @@ std::vector<BundleInfo> embedded_bundles() {
 }
 
 std::vector<BundleInfo> read_embedded_bundles(const std::filesystem::path& binary, BundleCheck check) {
-  const std::string section = detail::elf_section(binary, detail::kEmbeddedSection);
+  const detail::MappedElf elf(binary);
+  const std::string_view section = elf.section(detail::kEmbeddedSection);
   std::vector<BundleInfo> out;
-  for (const auto& [offset, bytes] : detail::embedded_records(section, binary.string())) {
+  for (const auto& [offset, bytes] : detail::embedded_records(section, binary.string(), &elf)) {
     detail::MappedBundle bundle(binary.string() + " (embedded bundle " + std::to_string(out.size() + 1) + ")", bytes);
     if (check == BundleCheck::everything) detail::check_everything(bundle);
     out.push_back(detail::describe(bundle));

@@ -1,8 +1,15 @@
 #include "store/elf.h"
 
 #include <elf.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
 #include <cstring>
+#include <system_error>
 
 #include "common/errors.h"
 #include "store/files.h"
@@ -11,10 +18,8 @@
 namespace tritonrt::detail {
 namespace {
 
-constexpr std::size_t kMaxSection = std::size_t{4} << 30;  // bundles of a few GB at most
-
 template <class T>
-T read_struct(const std::string& bytes) {
+T read_struct(std::string_view bytes) {
   T value;
   std::memcpy(&value, bytes.data(), sizeof value);
   return value;
@@ -22,55 +27,88 @@ T read_struct(const std::string& bytes) {
 
 }  // namespace
 
-std::string elf_section(const std::filesystem::path& path, std::string_view name) {
-  const InputFile file(path);
-  const auto fail = [&](const std::string& why) {
-    raise<ArtifactError>({}, "cannot read the bundles embedded in {}: {}", path.string(), why);
-  };
+MappedElf::MappedElf(const std::filesystem::path& path) : path_(path) {
+  const InputFile file(path);  // a FIFO or device is refused without being opened
   if (!file.error().empty()) fail(file.error());
-  const auto head = file.read(0, sizeof(Elf64_Ehdr));
-  if (!head || std::memcmp(head->data(), ELFMAG, SELFMAG) != 0) fail("it is not an ELF program or library");
-  const auto header = read_struct<Elf64_Ehdr>(*head);
+  size_ = static_cast<std::size_t>(file.size());
+  if (size_ < sizeof(Elf64_Ehdr)) fail("it is not an ELF program or library");
+  void* mapped = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, file.descriptor(), 0);
+  if (mapped == MAP_FAILED) fail("it cannot be mapped: " + std::error_code(errno, std::generic_category()).message());
+  data_ = static_cast<const char*>(mapped);
+  fd_ = ::fcntl(file.descriptor(), F_DUPFD_CLOEXEC, 3);  // kept to find a sparse file's holes
+  if (std::memcmp(data_, ELFMAG, SELFMAG) != 0) {
+    ::munmap(const_cast<char*>(data_), size_);
+    data_ = nullptr;
+    fail("it is not an ELF program or library");
+  }
+}
+
+MappedElf::~MappedElf() {
+  if (data_ != nullptr) ::munmap(const_cast<char*>(data_), size_);
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::size_t MappedElf::data_at_or_after(std::string_view view, std::size_t at) const {
+  if (fd_ < 0 || view.data() < data_ || view.data() + view.size() > data_ + size_) return at;
+  const auto start = static_cast<std::size_t>(view.data() - data_);
+  const off_t next = ::lseek(fd_, static_cast<off_t>(start + at), SEEK_DATA);
+  if (next < 0) return errno == ENXIO ? view.size() : at;  // ENXIO: a hole to the end
+  return std::max(at, std::min(view.size(), static_cast<std::size_t>(next) - start));
+}
+
+void MappedElf::fail(const std::string& why) const {
+  raise<ArtifactError>({}, "cannot read the bundles embedded in {}: {}", path_.string(), why);
+}
+
+std::string_view MappedElf::section(std::string_view name) const {
+  const std::string_view file(data_, size_);
+  const auto header = read_struct<Elf64_Ehdr>(file);
   if (header.e_ident[EI_CLASS] != ELFCLASS64 || header.e_ident[EI_DATA] != ELFDATA2LSB) {
     fail("it is not a 64-bit little-endian ELF file");
   }
   if (header.e_shentsize != sizeof(Elf64_Shdr) || header.e_shnum == 0 || header.e_shstrndx >= header.e_shnum) {
     fail("it has no section table tritonrt reads");
   }
-  const auto section = [&](std::size_t i) {
-    const auto bytes = file.read(header.e_shoff + i * sizeof(Elf64_Shdr), sizeof(Elf64_Shdr));
-    if (!bytes) fail("its section table lies past its end");
-    return read_struct<Elf64_Shdr>(*bytes);
+  // Within the file, checked without overflow: `offset + size <= size_`.
+  const auto within = [&](std::uint64_t offset, std::uint64_t size) { return offset <= size_ && size <= size_ - offset; };
+  if (!within(header.e_shoff, std::uint64_t{header.e_shnum} * sizeof(Elf64_Shdr))) {
+    fail("its section table lies past its end");
+  }
+  const auto section_header = [&](std::size_t i) {
+    return read_struct<Elf64_Shdr>(file.substr(header.e_shoff + i * sizeof(Elf64_Shdr)));
   };
   const auto contents = [&](const Elf64_Shdr& s) {
-    if (s.sh_type == SHT_NOBITS) return std::string();
-    if (s.sh_size > kMaxSection) fail("a section is larger than tritonrt reads");
-    const auto bytes = file.read(s.sh_offset, static_cast<std::size_t>(s.sh_size));
-    if (!bytes) fail("a section lies past its end");
-    return *bytes;
+    if (s.sh_type == SHT_NOBITS) return std::string_view();
+    if (!within(s.sh_offset, s.sh_size)) fail("a section lies past its end");
+    return file.substr(s.sh_offset, s.sh_size);
   };
-  const std::string names = contents(section(header.e_shstrndx));
+  const std::string_view names = contents(section_header(header.e_shstrndx));
   for (std::size_t i = 0; i < header.e_shnum; ++i) {
-    const Elf64_Shdr s = section(i);
+    const Elf64_Shdr s = section_header(i);
     if (s.sh_name >= names.size()) fail("a section's name lies outside the section names");
-    if (std::string_view(names.c_str() + s.sh_name) == name) return contents(s);
+    const std::string_view rest = names.substr(s.sh_name);
+    if (rest.substr(0, rest.find('\0')) == name) return contents(s);
   }
   return {};
 }
 
 std::vector<std::pair<std::size_t, std::string_view>> embedded_records(std::string_view section,
-                                                                       const std::string& where) {
+                                                                       const std::string& where,
+                                                                       const MappedElf* elf) {
   std::vector<std::pair<std::size_t, std::string_view>> out;
   constexpr std::size_t kFrame = 32;  // magic, size, zeros
   std::size_t at = 0;
   while (at + kFrame <= section.size()) {
     if (section.substr(at, kEmbeddedMagic.size()) != kEmbeddedMagic) {
-      // Between frames only the linker's padding, zeros to the next 16 bytes.
-      if (section.substr(at, 16).find_first_not_of('\0') != std::string_view::npos) {
+      // Between frames only the linker's padding: zeros, skipped in one pass to where the next
+      // 16-byte block that is not all zeros starts, which must be a frame.
+      const auto next = section.find_first_not_of('\0', elf != nullptr ? elf->data_at_or_after(section, at) : at);
+      if (next == std::string_view::npos) break;
+      if (next / 16 * 16 == at) {
         raise<ArtifactError>({}, "the bundles embedded in {} are damaged: no bundle starts at byte {} of {}", where, at,
                              kEmbeddedSection);
       }
-      at += 16;
+      at = next / 16 * 16;
       continue;
     }
     std::uint64_t size = 0;

@@ -94,6 +94,11 @@ KernelIndex* KernelIndex::get() {
     // An index is code (store/index.h): one that someone else can write into is not used.
     struct stat status {};
     if (::stat(dir.c_str(), &status) == 0) {
+      if (!S_ISDIR(status.st_mode)) {
+        log(LogLevel::warning, "tritonrt's index is off: {} is not a folder (set TRITONRT_CACHE_DIR to a folder)",
+            dir.string());
+        return nullptr;
+      }
       const bool foreign = status.st_uid != ::geteuid();
       const bool shared = (status.st_mode & S_IWOTH) != 0;
       if (foreign || shared) {

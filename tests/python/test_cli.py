@@ -56,8 +56,8 @@ def run(cli, cache_dir):
 
     def run(*args, env=None, check=True, cwd=REPO):
         # The CLI embeds this interpreter, so it compiles with the Triton the reference uses.
-        environment = dict(os.environ, TRITON_CACHE_DIR=str(cache_dir), TRITONRT_PYTHON=sys.executable,
-                           **(env or {}))
+        environment = {**os.environ, "TRITON_CACHE_DIR": str(cache_dir), "TRITONRT_PYTHON": sys.executable,
+                       **(env or {})}
         result = subprocess.run([str(cli), *map(str, args)], capture_output=True, text=True, env=environment,
                                 cwd=cwd, timeout=600)
         # A negative code is a signal: a crash or an uncaught exception is never a clear error.
@@ -574,3 +574,21 @@ def test_compiles_show_as_nvtx_ranges_and_in_the_log_with_durations(run, tmp_pat
         assert f"push tritonrt: {name}" in events
         assert re.search(rf"^tritonrt: info: {re.escape(name)}: took \d+\.\d ms", result.stderr, re.M), result.stderr
     assert events.count("pop") == sum(e.startswith("push ") for e in events)  # every range closed
+
+
+def test_a_python_that_cannot_be_run_is_said_so(run, tmp_path):
+    not_executable = tmp_path / "python3"
+    not_executable.write_text("#!/bin/sh\n")
+    not_executable.chmod(0o644)
+    result = run("compile", f"{SIGNATURES}:plain", "--target", "cuda:90", "--signature", PLAIN_ARGS, check=False,
+                 env={"TRITONRT_PYTHON": str(not_executable), "TRITONRT_INDEX": "off"})
+    assert result.returncode == 1
+    assert f"{not_executable} (TRITONRT_PYTHON): it cannot be run (Permission denied)" in result.stderr, result.stderr
+
+
+def test_a_nul_in_a_calls_files_signature_is_shown_not_cut(run, tmp_path):
+    calls = tmp_path / "calls.json"
+    calls.write_text(json.dumps([{"kernel": f"{SIGNATURES}:plain", "signature": "*fp32,1\u00002,*fp32"}]))
+    result = run("bundle", "create", tmp_path / "x.trb", "--calls", calls, "--target", "cuda:90", check=False)
+    assert result.returncode != 0
+    assert "'1\\x002'" in result.stderr, result.stderr

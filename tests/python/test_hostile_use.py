@@ -497,3 +497,29 @@ def test_bundle_list_of_a_fifo_does_not_wait_for_a_writer(run, tmp_path):
     os.mkfifo(fifo)
     result = run("bundle", "list", fifo, timeout=60)
     assert result.returncode == 1 and "FIFO" in result.stderr, result.stderr
+
+
+def sparse_elf(path, section_bytes):
+    """A 64-bit ELF file whose .tritonrt_bundles section is `section_bytes` of a hole (zeros)."""
+    import struct
+    names = b"\0.shstrtab\0.tritonrt_bundles\0"
+    header = bytearray(64)
+    header[0:7] = b"\x7fELF\x02\x01\x01"
+    struct.pack_into("<HHIQQQIHHHHHH", header, 16, 3, 62, 1, 0, 0, 128, 0, 64, 0, 0, 64, 3, 1)
+
+    def section(name, kind, offset, size):
+        return struct.pack("<IIQQQQIIQQ", name, kind, 0, 0, offset, size, 0, 0, 1, 0)
+
+    with open(path, "wb") as f:
+        f.write(header + names.ljust(64, b"\0"))
+        f.write(section(0, 0, 0, 0) + section(1, 3, 64, len(names)) + section(11, 1, 4096, section_bytes))
+        f.truncate(4096 + section_bytes)
+
+
+def test_a_huge_sparse_bundle_section_is_neither_read_whole_nor_copied(run, tmp_path):
+    path = tmp_path / "sparse.elf"
+    sparse_elf(path, 1 << 30)
+    result = run("bundle", "list", path, timeout=60, memory=limited_memory)
+    assert result.returncode == 0 and "embeds 0 bundles" in result.stdout, result.stderr
+    if "ASAN_OPTIONS" not in os.environ:  # AddressSanitizer's own memory is no measure
+        assert result.max_rss_kib < 256 << 10, f"{result.max_rss_kib} KiB: the section was read into memory"

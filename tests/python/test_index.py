@@ -261,3 +261,10 @@ def test_an_index_folder_others_can_write_is_not_used(cli, scratch, owner):
     assert "tritonrt's index is off: its folder" in result.stderr
     assert ("belongs to another user" if owner == "another user" else "can be written by others") in result.stderr
     assert hash_of(result) and index_files(scratch) == []
+
+
+def test_an_index_folder_that_is_a_file_is_said_so(cli, scratch):
+    (scratch / "index").write_text("not a folder")
+    result = compile_plain(cli, scratch)
+    assert f"tritonrt's index is off: {scratch / 'index'} is not a folder" in result.stderr
+    assert hash_of(result) and "it was gone" not in result.stderr

@@ -225,3 +225,18 @@ def test_a_stale_entry_in_one_bundle_does_not_stop_the_search_of_the_next(cli, s
     assert f"the bundle {older} is not used for it" in result.stderr
     assert hash_of(result) == hash_of(compile_in(cli, scratch, f"{source}:kern", "*fp32,100,128",
                                                  {"TRITONRT_INDEX": "off"}))
+
+
+def test_a_kernel_of_an_installed_library_is_recorded_by_its_distributions(cli, scratch):
+    # Liger's kernel module imports torch, whose C extension makes modules of no file of their
+    # own (torch._C._monitor): they are torch's, which its distribution record stands for.
+    pytest.importorskip("liger_kernel")
+    kernel = "liger_kernel.ops.rms_norm:_rms_norm_forward_kernel"
+    described = tritonrt(cli, scratch, "signature", kernel)
+    assert described.returncode == 0 and "not indexed" not in described.stderr, described.stderr
+    [record] = [p for p in (scratch / "index").rglob("kernel")]
+    paths = [f["path"] for f in json.loads(record.read_bytes().split(b"\n", 1)[1])["files"]]
+    assert paths[0].endswith("liger_kernel/ops/rms_norm.py")
+    for distribution in ("liger_kernel", "torch", "triton"):
+        assert any(re.search(rf"/{distribution}-[\d.]+\.dist-info/RECORD$", p) for p in paths), (distribution, paths)
+    assert SERVED in tritonrt(cli, scratch, "signature", kernel, env=NO_PYTHON).stderr

@@ -453,6 +453,8 @@ class Observer:
             name = namespace.get("__name__", "?")
             module = self.modules.get(id(namespace))
             path = module.path if module is not None else namespace.get("__file__")
+            if path is None and module is None:  # made by its package's own code (torch._C's submodules)
+                path = self._package_file(name)
             library = self._library(path) if path is not None else None
             if library == "stdlib":
                 continue  # Python's own: the same Python is the same code
@@ -494,6 +496,16 @@ class Observer:
                                   "code made it (changed in memory after the import)")
         return {"files": sorted(files.values(), key=lambda f: f["path"]),
                 "modules": self._found_where(modules, search_path, own_name), "environment": environment}
+
+    @staticmethod
+    def _package_file(name):
+        """The file of the nearest package above module `name` that has one, or None."""
+        while "." in name:
+            name = name.rsplit(".", 1)[0]
+            path = getattr(sys.modules.get(name), "__file__", None)
+            if path is not None:
+                return path
+        return None
 
     def _found_where(self, modules, search_path, own_name):
         """Where a new process would find each module imported by a top-level name: it must be
