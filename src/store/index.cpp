@@ -24,6 +24,7 @@
 #include "store/index_record.h"
 #include "store/module_search.h"
 #include "store/triton_cache.h"
+#include "tritonrt/version.h"
 
 namespace tritonrt::detail {
 namespace {
@@ -239,6 +240,11 @@ std::optional<IndexedKernel> KernelIndex::find_kernel(std::string_view source, s
                          read.field<std::string>(j, "rules"),
                          read.field<std::string>(j, "fingerprint"),
                          {}};
+    // Another tritonrt may describe the same files otherwise.
+    if (const auto made_by = read.field<std::string>(j, "tritonrt"); made_by != TRITONRT_VERSION) {
+      why = "it was recorded by tritonrt " + made_by + ", this is " TRITONRT_VERSION;
+      return std::nullopt;
+    }
     const auto files = read.field<nlohmann::json>(j, "files");
     if (!files.is_array() || files.empty()) read.fail("field 'files' should be a non-empty list");
     for (const auto& file : files) {
@@ -305,6 +311,7 @@ std::string KernelIndex::put_kernel(std::string_view source, std::string_view na
   }
   nlohmann::json j = {{"source", source},
                       {"name", name},
+                      {"tritonrt", TRITONRT_VERSION},
                       {"description", kernel.description},
                       {"rules", kernel.rules},
                       {"files", files},

@@ -177,6 +177,7 @@ def test_a_record_names_what_the_kernel_was_made_from(cli, scratch):
     assert str(scratch / "pkg" / "helpers.py") in paths
     assert any(re.search(r"triton-[\d.]+\.dist-info/RECORD$", p) for p in paths)
     assert [m["name"] for m in made_from["modules"]] == ["pkg"]
+    assert made_from["tritonrt"]  # the version that made it; another reads the files anew
     assert "DISABLE_PTXAS_OPT" in made_from["environment"] and made_from["environment"]["DISABLE_PTXAS_OPT"] is None
 
 
