@@ -40,8 +40,8 @@ def _is_import_machinery(frame):
 class _Module:
     """One execution of a module's code, as seen."""
 
-    __slots__ = ("namespace", "path", "stamp", "problem", "opened", "listed", "environ", "imports", "snapshot",
-                 "library")
+    __slots__ = ("namespace", "path", "stamp", "problem", "opened", "listed", "environ", "imports", "imported",
+                 "snapshot", "library")
 
     def __init__(self, namespace, path):
         self.namespace = namespace
@@ -52,18 +52,20 @@ class _Module:
         self.listed = {}  # folder -> stamp before the listing
         self.environ = {}  # variable -> value read (None: unset)
         self.imports = {}  # id(namespace) -> module, everything it imported
+        self.imported = set()  # the import statements of it already followed (name, level, fromlist)
         self.snapshot = None  # its namespace once its code finished
         self.library = None  # True for the standard library and installed distributions
 
 
 class Observer:
     def __init__(self):
-        self.started = time.time_ns()
         self.modules = {}  # id(namespace) -> _Module
-        self._loads = {}  # source path -> (stamp of the source, stamp of the bytecode or None) at the loader's read
+        # source path -> (its stamp when the loader read it or its bytecode, why that bytecode may
+        # not be the source's, or None)
+        self._loads = {}
         self._local = threading.local()
-        self._lock = threading.Lock()
         self._library_roots = None
+        self._library_prefixes = ()
         self._distributions = {}  # (site folder, top-level name) -> its distribution's record file (None: none)
         self._hashes = {}  # (path, stamp) -> SHA-256
 
@@ -87,7 +89,11 @@ class Observer:
             if globals is not None:
                 importer = observer.modules.get(id(globals))
                 if importer is not None:
-                    observer._imported(importer, name, globals.get("__package__"), level, fromlist)
+                    # A statement run again (an import inside a function) is followed once.
+                    statement = (name, level, fromlist if type(fromlist) is tuple else tuple(fromlist or ()))
+                    if statement not in importer.imported:
+                        importer.imported.add(statement)
+                        observer._imported(importer, name, globals.get("__package__"), level, fromlist)
             return module
 
         def observed_import_module(name, package=None):
@@ -203,7 +209,12 @@ class Observer:
         namespace = arguments[1]
         path = code.co_filename
         module = _Module(namespace, path)
-        source, compiled = self._loads.pop(path, (None, None))
+        if path.startswith(self._library_prefixes):  # its distribution's record stands for its file
+            module.library = True
+            self.modules[id(namespace)] = module
+            self._pending().append(module)
+            return
+        source, stale = self._loads.pop(path, (None, None))
         try:
             now = os.stat(path)
         except OSError:
@@ -213,8 +224,8 @@ class Observer:
                 module.problem = f"'{path}' was not read through Python's own loader"
             elif _stamp(now) != source:
                 module.problem = f"'{path}' changed while it was imported"
-            elif compiled is not None and compiled != "fresh":
-                module.problem = compiled
+            elif stale is not None:
+                module.problem = stale
             else:
                 module.stamp = source
         self.modules[id(namespace)] = module
@@ -242,9 +253,12 @@ class Observer:
 
     def _on_load(self, path):
         # The loader is about to read a module's source or bytecode: its stamps now, once the
-        # file is older than a clock tick (waiting out the rest of one where it is newer).
+        # file is older than a clock tick (waiting out the rest of one where it is newer). An
+        # installed distribution's or the standard library's: its record stands for it instead.
+        if path.startswith(self._library_prefixes):
+            return
         if path.endswith(".py"):
-            self._loads[path] = (self._steady_stamp(path), "fresh")
+            self._loads[path] = (self._steady_stamp(path), None)
         elif path.endswith(".pyc") and os.path.basename(os.path.dirname(path)) == "__pycache__":
             source = os.path.join(os.path.dirname(os.path.dirname(path)),
                                   os.path.basename(path).split(".", 1)[0] + ".py")
@@ -352,6 +366,9 @@ class Observer:
             self._library_roots = tuple(
                 (os.path.join(os.path.realpath(root), ""), kind)
                 for kind, roots in (("site", sites), ("stdlib", stdlib)) for root in roots if root)
+            # The same folders as written and as resolved, for a look at a path as given.
+            self._library_prefixes = tuple({os.path.join(p, "") for root in (*sites, *stdlib) if root
+                                            for p in (root, os.path.realpath(root))})
         if not path or path.startswith("<"):
             return None
         real = os.path.realpath(path)
@@ -425,9 +442,11 @@ class Observer:
 
     def own_file_entry(self, namespace, path):
         """The entry of a kernel module's own file: from before Python read it where the observer
-        saw it run, else as the file is now."""
+        took its stamps, else (an installed distribution's file, whose record stands for it) as
+        the file is now."""
         module = self.modules.get(id(namespace))
-        stamp = module.stamp if module is not None and module.path == path else self._steady_stamp(path)
+        seen = module is not None and module.path == path and module.stamp is not None
+        stamp = module.stamp if seen else self._steady_stamp(path)
         return self._file_entry(path, stamp, "the kernel's file")
 
     def inputs(self, roots, globals_read, search_path, own_name=None):
