@@ -199,7 +199,7 @@ def dependencies(handle):
     kernel's own file first."""
     from triton.runtime.jit import JITCallable
 
-    source, name, found = named[handle]
+    source, name, _ = named[handle]
     visited = {}
 
     def visit(fn):
