@@ -24,6 +24,7 @@ import collections
 import contextlib
 import functools
 import importlib
+import inspect
 import json
 import logging
 import os
@@ -37,11 +38,10 @@ _LOG = logging.getLogger("tritonrt")
 _lock = threading.RLock()
 _ready = False
 _MISSING = object()
-_saved = None  # JITFunction's own attributes while install() is in effect
+_saved = None  # [(class, name, its own attribute)] that install() replaced, while in effect
 _frontend = None
 _JITFunction = None
 _KernelInterface = None
-_original_run = None
 
 
 def _compiling():
@@ -119,7 +119,10 @@ def _runtime_check():
 
 
 def _log_fallback(target, reason):
-    _LOG.warning("tritonrt: %s is launched by Triton's own path: %s", _describe(target), reason)
+    if reason.startswith(_DECORATORS_IN_PYTHON):  # the kernel itself still launches through tritonrt
+        _LOG.info("tritonrt: %s: %s", _describe(target), reason)
+    else:
+        _LOG.warning("tritonrt: %s is launched by Triton's own path: %s", _describe(target), reason)
 
 
 def _describe(obj):
@@ -140,7 +143,7 @@ def _descriptor_type(module):
 
 def _setup():
     """Hands the C++ side what it reads on every call; once per process."""
-    global _ready, _frontend, _JITFunction, _KernelInterface, _original_run, _compiling
+    global _ready, _frontend, _JITFunction, _KernelInterface, _compiling
     if _ready:
         return
     with _lock:
@@ -160,7 +163,6 @@ def _setup():
         except ImportError:
             pass
         pointers, language = _dtype_tables()
-        _original_run = JITFunction.__dict__["run"]
         frontend.setup(
             driver_config=driver,
             runtime_dict=vars(knobs.runtime),
@@ -169,11 +171,10 @@ def _setup():
             async_mode=_async_compile.active_mode,
             runtime_check=_runtime_check,
             log_fallback=_log_fallback,
-            make_result=CompiledKernel,
+            make_result=_result,
             kernel_for=_kernel_for,
             canonical_dtype=_canonical_dtype,
             torch_check=_torch_driver,
-            original_run=_original_run,
             original_getitem=KernelInterface.__getitem__,
             tensor_type=sys.modules["torch"].Tensor if "torch" in sys.modules else None,
             descriptor_type=_descriptor_type("triton.tools.tensor_descriptor"),
@@ -284,8 +285,57 @@ def _is_gluon(jit):
     return type(jit) is GluonJITFunction
 
 
-def _new_kernel(target, fallback_run):
-    """The C++ Kernel for `target` (a JITFunction, or a stack of decorators over one)."""
+# Library wrappers (holding the kernel in .fn) whose run tritonrt reproduces, by the class's
+# module and qualified name, with what a launch of one returns:
+# - FlagGems' LibEntry: its run caches, per specialization key, the kernel its first call
+#   compiled and the constexprs its decorators chose, then relaunches that kernel; tritonrt's
+#   table does the same per specialization. A launch returns (compiled kernel, those constexprs).
+#   Where a heuristic reads a value its key leaves out (a do_not_specialize integer), LibEntry
+#   keeps the first call's value and tritonrt computes it per call, as Triton does without it.
+_REPRODUCED_WRAPPERS = {"flag_gems.utils.libentry.LibEntry": "libentry"}
+# What a subclass of Autotuner or Heuristics may not redefine for tritonrt to run it as Triton's
+# class runs (prune_configs it calls; the rest decide what runs, how it is timed, what is kept).
+_DECORATOR_METHODS = ("run", "_bench", "check_disk_cache", "do_bench", "warmup")
+_DECORATORS_IN_PYTHON = "its decorators run in Python"
+
+
+def _defined_by(cls, name):
+    """The class of `cls`'s MRO that defines attribute `name`, or None."""
+    for base in cls.__mro__:
+        if name in base.__dict__:
+            return base
+    return None
+
+
+def _unreproduced(target):
+    """Why tritonrt cannot run the decorator stack `target` exactly as its own classes would
+    (install() then leaves the decorators to Python), or None where it can."""
+    from triton.runtime.autotuner import Autotuner, Heuristics
+    from triton.runtime.jit import JITFunction
+    layer = target
+    for _ in range(64):
+        if isinstance(layer, JITFunction):
+            return None
+        cls = type(layer)
+        name = f"{cls.__module__}.{cls.__qualname__}"
+        if isinstance(layer, (Autotuner, Heuristics)):
+            base = Autotuner if isinstance(layer, Autotuner) else Heuristics
+            for method in _DECORATOR_METHODS:
+                if _defined_by(cls, method) is not _defined_by(base, method):
+                    return f"{name} redefines {base.__name__}.{method}"
+            if isinstance(layer, Autotuner) and getattr(layer, "_do_bench", None) is not None:
+                return f"its {name} times configs with its own do_bench"
+        elif name not in _REPRODUCED_WRAPPERS:
+            return f"tritonrt does not reproduce what {name}.run does"
+        elif _defined_by(cls, "run") is not cls:
+            return f"{name} has its run from {_defined_by(cls, 'run').__qualname__}"
+        layer = getattr(layer, "fn", None)
+    return None
+
+
+def _new_kernel(target, fallback_run, strict):
+    """The C++ Kernel for `target` (a JITFunction, or a stack of decorators over one). `strict`:
+    a stack tritonrt does not run exactly as its classes would is left to Python (install())."""
     import inspect
     from triton.runtime.jit import JITFunction
     jit = _jit_inside(target)
@@ -297,6 +347,8 @@ def _new_kernel(target, fallback_run):
     where = None
     if type(jit) is not JITFunction and not _is_gluon(jit):
         reason = f"it is a {type(jit).__name__}, which tritonrt does not compile"
+    elif strict and (why := _unreproduced(target)) is not None:
+        reason = f"{_DECORATORS_IN_PYTHON} ({why}); the kernel under them launches through tritonrt"
     else:
         where, reason = _locate(target, jit)
     source, name, unlisted = where if where is not None else (None, None, None)
@@ -304,23 +356,67 @@ def _new_kernel(target, fallback_run):
         return _frontend.Kernel(target, jit, fallback_run, source, name, defaults, reason)
 
 
+def _own_run(target):
+    """Triton's (or the class's own) run of `target`, never one install() put in its place."""
+    run = type(target).run
+    return run.__wrapped__ if isinstance(run, _frontend.RoutedRun) else run
+
+
 def _kernel_for(target):
-    """The Kernel that launches `target` (install() asks it for each JITFunction), made once and
-    kept on it: its fallback is Triton's own run of that object, never install()'s."""
-    kernel = getattr(target, "_tritonrt_kernel", None)
-    if kernel is None:
+    """The Kernel that launches `target` under install() (a JITFunction, or a stack of decorators
+    over one), made once and kept on it, or None for an object tritonrt leaves alone (no
+    JITFunction under it): its fallback is Triton's own run of that object, never install()'s."""
+    kernel = getattr(target, "_tritonrt_kernel", _MISSING)
+    if kernel is _MISSING:
         with _lock:
-            kernel = getattr(target, "_tritonrt_kernel", None)
-            if kernel is None:
-                run = type(target).run
-                if run is _frontend.routed_run() or run is _original_run:
-                    run = _original_run
-                kernel = _new_kernel(target, run)
+            kernel = getattr(target, "_tritonrt_kernel", _MISSING)
+            if kernel is _MISSING:
+                kernel = None if _jit_inside(target) is None else _new_kernel(target, _own_run(target), strict=True)
                 try:
                     target._tritonrt_kernel = kernel
                 except AttributeError:  # an object without a __dict__: a new Kernel each time
                     pass
     return kernel
+
+
+def _launcher_kernel(target):
+    """The Kernel of tritonrt.launcher(target): install()'s, but for a stack it leaves to Python,
+    which tritonrt.launcher runs as Triton's own classes would (the caller asked for it)."""
+    kernel = _kernel_for(target)
+    if kernel.reason is not None and kernel.reason.startswith(_DECORATORS_IN_PYTHON):
+        kernel = _new_kernel(target, _own_run(target), strict=False)
+    return kernel
+
+
+def _result(kernel, metadata_json, hash, binary, binary_kind, cache_dir, specialization):
+    """What a launch that ran this binary returns, and ((autotuner, config), ...): the config of
+    each autotuner of the stack that made it (tritonrt sets it as the tuner's best_config)."""
+    compiled = CompiledKernel(kernel, metadata_json, hash, binary, binary_kind, cache_dir, specialization)
+    from triton.runtime.autotuner import Autotuner, Heuristics
+    constants = {p.name: _literal(value) for p, (ty, value) in zip(kernel.jit.params, specialization)
+                 if ty == "constexpr"}
+    options = json.loads(metadata_json)
+    tuned, chosen = [], {}
+    layer = kernel.target
+    while layer is not kernel.jit and layer is not None:
+        if isinstance(layer, Autotuner):
+            for config in layer.configs:
+                if all(constants.get(k, _MISSING) == v for k, v in config.kwargs.items()) and all(
+                        getattr(config, o) in (None, options.get(o)) for o in ("num_warps", "num_stages", "num_ctas")):
+                    tuned.append((layer, config))
+                    chosen.update(num_warps=config.num_warps, num_stages=config.num_stages, num_ctas=config.num_ctas,
+                                  **config.kwargs)
+                    break
+        elif isinstance(layer, Heuristics):
+            chosen.update({name: constants.get(name, options.get(name)) for name in layer.values})
+        layer = getattr(layer, "fn", None)
+    result = compiled
+    if _REPRODUCED_WRAPPERS.get(f"{type(kernel.target).__module__}.{type(kernel.target).__qualname__}") == "libentry":
+        for p in kernel.jit.params:  # LibEntry's constexprs: the decorators' choices, then defaults
+            if p.is_constexpr and p.name not in chosen and p.default is not inspect.Parameter.empty:
+                chosen[p.name] = p.default
+        result = (compiled, chosen)
+    return result, tuple(tuned)
 
 
 class Launcher:
@@ -339,7 +435,7 @@ class Launcher:
         _check_kernel(kernel)
         _setup()
         self.kernel = kernel
-        self._kernel = _kernel_for(kernel)  # read by the C subscript too
+        self._kernel = _launcher_kernel(kernel)  # read by the C subscript too
 
     # What torch.compile traces. Outside it, launcher[grid] is the C subscript _setup() gives
     # this class (the same result, without this frame). `*_` keeps it so: CPython calls a
@@ -477,31 +573,40 @@ def _literal(text):
         return text
 
 
+def _routed_classes():
+    """The classes whose run install() replaces: Triton's kernel and its decorators (a subclass
+    that redefines run keeps its own, which install() does not touch)."""
+    from triton.runtime.autotuner import Autotuner, Heuristics
+    return (_JITFunction, Autotuner, Heuristics)
+
+
 def install():
-    """Routes every @triton.jit launch in this process through tritonrt (JITFunction.run and
-    JITFunction.__getitem__ replaced at class level), until uninstall()."""
+    """Routes every Triton launch in this process through tritonrt until uninstall(): run of
+    JITFunction, Autotuner and Heuristics, and KernelInterface.__getitem__, replaced at class
+    level, so that `kernel[grid](...)` on a decorated kernel takes its whole stack through
+    tritonrt wherever tritonrt runs it as its classes would (and leaves the decorators to
+    Python, logged once, where it cannot)."""
     global _saved
     _setup()
     with _lock:
         if _saved is not None:
             return
-        saved = {name: _JITFunction.__dict__.get(name, _MISSING) for name in ("run", "__getitem__")}
-        _JITFunction.run = _frontend.routed_run()
-        _JITFunction.__getitem__ = _frontend.routed_getitem()
+        saved = [(cls, "run", cls.__dict__["run"]) for cls in _routed_classes()]
+        saved.append((_KernelInterface, "__getitem__", _KernelInterface.__dict__["__getitem__"]))
+        for cls, name, original in saved:
+            routed = _frontend.routed_run if name == "run" else _frontend.routed_getitem
+            setattr(cls, name, routed(original))
         _saved = saved
 
 
 def uninstall():
-    """Gives JITFunction back exactly the attributes it had before install()."""
+    """Gives each class back exactly the attributes it had before install()."""
     global _saved
     with _lock:
         if _saved is None:
             return
-        for name, value in _saved.items():
-            if value is _MISSING:
-                delattr(_JITFunction, name)
-            else:
-                setattr(_JITFunction, name, value)
+        for cls, name, original in _saved:
+            setattr(cls, name, original)
         _saved = None
 
 

@@ -67,15 +67,13 @@ struct State {
   PyObject* async_mode = nullptr;             ///< Triton's async-compile ContextVar
   PyObject* runtime_check = nullptr;          ///< Python: why runtime settings keep tritonrt out, or None
   PyObject* log_fallback = nullptr;           ///< Python: log_fallback(kernel, reason)
-  PyObject* make_result = nullptr;            ///< Python: the compiled-kernel object for an artifact
+  PyObject* make_result = nullptr;            ///< Python: (what a launch returns, its tuners' configs) for an artifact
   PyObject* kernel_for = nullptr;             ///< Python: the Kernel of a JITFunction (install())
   PyObject* canonical_dtype = nullptr;        ///< Python: Triton's name of a dtype object, or None
   PyObject* tensor_type = nullptr;            ///< torch.Tensor, when torch is imported
   PyObject* descriptor_type = nullptr;        ///< triton.tools.tensor_descriptor.TensorDescriptor
   PyObject* gluon_descriptor_type = nullptr;  ///< triton.experimental.gluon.nvidia.hopper.TensorDescriptor
-  PyObject* original_run = nullptr;           ///< JITFunction.run as Triton defined it
   PyObject* original_getitem = nullptr;       ///< KernelInterface.__getitem__
-  PyObject* routed_run = nullptr;             ///< this module's replacement of JITFunction.run
   PyObject* compiler_namespace = nullptr;     ///< vars(torch.compiler), whose _is_compiling_flag is_compiling() reads
   const TorchApi* torch = nullptr;
   /// dtype objects by identity: torch's and triton.language's for pointers, the latter as constexprs.
@@ -83,7 +81,7 @@ struct State {
   PyObject* language_dtypes[kDTypeCount] = {};  ///< triton.language's object of each type
   // Interned names.
   PyObject *s_data_ptr, *s_dtype, *s_is_cuda, *s_grid, *s_warmup, *s_active, *s_private_active;
-  PyObject *s_get_current_device, *s_get_current_stream, *s_kernel_attr, *s_run;
+  PyObject *s_get_current_device, *s_get_current_stream, *s_kernel_attr, *s_best_config;
   PyObject *s_launcher_kernel, *s_getitem, *s_is_compiling_flag;
   PyObject *s_base, *s_shape, *s_strides, *s_block_shape, *s_padding, *s_round_f32_to_tf32, *s_layout;
 };
@@ -140,8 +138,9 @@ enum : int { kUnknownKeyword = -1, kGridKeyword = -2, kWarmupKeyword = -3, kFirs
 
 struct KernelObject;
 extern PyTypeObject KernelType, BoundType, RoutedRunType, RoutedGetitemType;
-/// The replacement of JITFunction.run (RoutedRunType) or __getitem__ (RoutedGetitemType).
-PyObject* make_routed(PyTypeObject* type);
+/// The replacement of a kernel class's run (RoutedRunType) or KernelInterface.__getitem__
+/// (RoutedGetitemType), standing in for `original`.
+PyObject* make_routed(PyTypeObject* type, PyObject* original);
 /// The subscript in C of tritonrt.Launcher and CompiledKernel (obj[grid] binds obj._kernel to
 /// the grid without running the class's Python __getitem__, which it calls while torch compiles
 /// and where obj has no _kernel).

@@ -9,21 +9,22 @@
 namespace tritonrt::frontend {
 namespace {
 
-// The Kernel install() keeps for a JITFunction (made by tritonrt/launcher.py on first use).
-KernelObject* kernel_of(PyObject* jit) {
+// The Kernel install() keeps for a kernel object (a JITFunction or a stack of decorators over
+// one), made by tritonrt/frontend.py on first use; None for one tritonrt leaves alone.
+PyObject* kernel_of(PyObject* target) {
   State& s = state();
-  PyObject* found = PyObject_GetAttr(jit, s.s_kernel_attr);
-  if (found == nullptr || Py_TYPE(found) != &KernelType) {
+  PyObject* found = PyObject_GetAttr(target, s.s_kernel_attr);
+  if (found == nullptr || (Py_TYPE(found) != &KernelType && found != Py_None)) {
     Py_XDECREF(found);
     PyErr_Clear();
-    found = PyObject_CallOneArg(s.kernel_for, jit);
-    if (found != nullptr && Py_TYPE(found) != &KernelType) {
+    found = PyObject_CallOneArg(s.kernel_for, target);
+    if (found != nullptr && Py_TYPE(found) != &KernelType && found != Py_None) {
       Py_DECREF(found);
       PyErr_SetString(PyExc_TypeError, "tritonrt: kernel_for did not give a Kernel");
       return nullptr;
     }
   }
-  return reinterpret_cast<KernelObject*>(found);
+  return found;
 }
 
 // --- types ------------------------------------------------------------------------------------
@@ -38,7 +39,10 @@ int kernel_traverse(PyObject* self, visitproc visit, void* arg) {
   for (PyObject* KernelObject::*field : kReferences) Py_VISIT(k->*field);
   if (k->plan != nullptr) {
     for (const Param& q : k->plan->params) Py_VISIT(q.default_object);
-    for (const Result& r : k->plan->results) Py_VISIT(r.object);
+    for (const Result& r : k->plan->results) {
+      Py_VISIT(r.object);
+      Py_VISIT(r.tuned);
+    }
   }
   return 0;
 }
@@ -47,7 +51,10 @@ int kernel_clear(PyObject* self) {
   auto* k = reinterpret_cast<KernelObject*>(self);
   for (PyObject* KernelObject::*field : kReferences) Py_CLEAR(k->*field);
   if (k->plan != nullptr) {
-    for (Result& r : k->plan->results) Py_CLEAR(r.object);
+    for (Result& r : k->plan->results) {
+      Py_CLEAR(r.object);
+      Py_CLEAR(r.tuned);
+    }
     k->plan->results.clear();
   }
   return 0;
@@ -209,50 +216,67 @@ void bound_dealloc(PyObject* self) {
   PyObject_GC_Del(self);
 }
 
-// JITFunction.run(self, *args, grid, warmup, **kwargs), while install() is in effect.
-PyObject* routed_run(PyObject*, PyObject* const* args, std::size_t nargsf, PyObject* kwnames) {
+// A replacement method that install() sets on a class (JITFunction, Autotuner, Heuristics:
+// run; KernelInterface: __getitem__), holding the function it replaces. Called unbound as
+// f(self, ...) (Py_TPFLAGS_METHOD_DESCRIPTOR), bound as a method where Python asks for it.
+struct RoutedObject {
+  PyObject_HEAD vectorcallfunc vectorcall;
+  PyObject* original;
+};
+
+// run(self, *args, grid, warmup, **kwargs), while install() is in effect: the stack from self
+// down launched through tritonrt; the replaced run where tritonrt leaves self alone.
+PyObject* routed_run(PyObject* callable, PyObject* const* args, std::size_t nargsf, PyObject* kwnames) {
+  auto* routed = reinterpret_cast<RoutedObject*>(callable);
   const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
   if (nargs < 1) {
-    PyErr_SetString(PyExc_TypeError, "JITFunction.run() needs the kernel");
+    PyErr_SetString(PyExc_TypeError, "run() needs the kernel");
     return nullptr;
   }
-  Ref kernel(reinterpret_cast<PyObject*>(kernel_of(args[0])));
+  Ref kernel(kernel_of(args[0]));
   if (!kernel) return nullptr;
+  if (kernel.get() == Py_None) return PyObject_Vectorcall(routed->original, args, nargsf, kwnames);
   Call c;
   c.args = args + 1;
   c.nargs = nargs - 1;
   c.kwnames = kwnames;
   c.raw = args;
   c.raw_nargsf = nargsf;
+  c.original = routed->original;
   return launch(reinterpret_cast<KernelObject*>(kernel.get()), c);
 }
 
-// JITFunction.__getitem__(self, grid), while install() is in effect: the launch without
-// Triton's lambda, unless a subclass launches through its own run.
-PyObject* routed_getitem(PyObject*, PyObject* const* args, std::size_t nargsf, PyObject* kwnames) {
-  State& s = state();
+// KernelInterface.__getitem__(self, grid), while install() is in effect: the stack's launch
+// bound to the grid, without Triton's lambda; the replaced __getitem__ where tritonrt leaves
+// self alone.
+PyObject* routed_getitem(PyObject* callable, PyObject* const* args, std::size_t nargsf, PyObject* kwnames) {
+  auto* routed = reinterpret_cast<RoutedObject*>(callable);
   if (PyVectorcall_NARGS(nargsf) != 2 || kwnames != nullptr) {
     PyErr_SetString(PyExc_TypeError, "kernel[grid] takes one grid");
     return nullptr;
   }
-  if (_PyType_Lookup(Py_TYPE(args[0]), s.s_run) != s.routed_run) {
-    return PyObject_Vectorcall(s.original_getitem, args, 2, nullptr);
-  }
-  Ref kernel(reinterpret_cast<PyObject*>(kernel_of(args[0])));
+  Ref kernel(kernel_of(args[0]));
   if (!kernel) return nullptr;
+  if (kernel.get() == Py_None) return PyObject_Vectorcall(routed->original, args, 2, nullptr);
   return bind(reinterpret_cast<KernelObject*>(kernel.get()), args[1]);
 }
-
-// A replacement method: called unbound as f(self, ...) (Py_TPFLAGS_METHOD_DESCRIPTOR), bound
-// as a method where Python asks for it.
-struct RoutedObject {
-  PyObject_HEAD vectorcallfunc vectorcall;
-};
 
 PyObject* routed_descr_get(PyObject* self, PyObject* obj, PyObject*) {
   if (obj == nullptr || obj == Py_None) return Py_NewRef(self);
   return PyMethod_New(self, obj);
 }
+
+void routed_dealloc(PyObject* self) {
+  Py_XDECREF(reinterpret_cast<RoutedObject*>(self)->original);
+  PyObject_Free(self);
+}
+
+PyObject* routed_wrapped(PyObject* self, void*) { return Py_NewRef(reinterpret_cast<RoutedObject*>(self)->original); }
+
+PyGetSetDef routed_getset[] = {
+    {"__wrapped__", routed_wrapped, nullptr, "the function install() replaced with this", nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr},
+};
 
 // Whether torch.compiler.is_compiling() would say so: torch.compile or torch.export is tracing
 // Python code as it runs (is_compiling() reads the flag; torch.jit.is_scripting() is false in Python).
@@ -284,10 +308,11 @@ PyObject* launcher_subscript(PyObject* self, PyObject* grid) {
   return PyObject_Vectorcall(method, argv, 2, nullptr);
 }
 
-PyObject* make_routed(PyTypeObject* type) {
+PyObject* make_routed(PyTypeObject* type, PyObject* original) {
   auto* r = PyObject_New(RoutedObject, type);
   if (r == nullptr) return nullptr;
   r->vectorcall = type == &RoutedRunType ? routed_run : routed_getitem;
+  r->original = Py_NewRef(original);
   return reinterpret_cast<PyObject*>(r);
 }
 
@@ -329,11 +354,13 @@ static PyTypeObject routed_type(const char* name, const char* doc) {
   t.tp_vectorcall_offset = offsetof(RoutedObject, vectorcall);
   t.tp_call = PyVectorcall_Call;
   t.tp_descr_get = routed_descr_get;
+  t.tp_dealloc = routed_dealloc;
+  t.tp_getset = routed_getset;
   return t;
 }
 
-PyTypeObject RoutedRunType = routed_type("tritonrt._frontend.RoutedRun", "JITFunction.run through tritonrt");
+PyTypeObject RoutedRunType = routed_type("tritonrt._frontend.RoutedRun", "a kernel class's run through tritonrt");
 PyTypeObject RoutedGetitemType =
-    routed_type("tritonrt._frontend.RoutedGetitem", "JITFunction.__getitem__ through tritonrt");
+    routed_type("tritonrt._frontend.RoutedGetitem", "KernelInterface.__getitem__ through tritonrt");
 
 }  // namespace tritonrt::frontend

@@ -42,6 +42,7 @@ struct KeywordMap {
 struct Result {
   const Artifact* artifact;
   PyObject* object;  ///< owned: what the call returns for it
+  PyObject* tuned;   ///< owned: ((autotuner, its config that made the artifact), ...), or null
 };
 
 struct Plan {
@@ -77,8 +78,9 @@ struct Call {
   PyObject* const* args = nullptr;
   Py_ssize_t nargs = 0;
   PyObject* kwnames = nullptr;
-  PyObject* const* raw = nullptr;  ///< install(): JITFunction.run's own arguments, self first
+  PyObject* const* raw = nullptr;  ///< install(): run's own arguments, self first
   std::size_t raw_nargsf = 0;
+  PyObject* original = nullptr;  ///< install(): the run install() replaced, which Triton's path calls
 };
 
 /// A call bound to the kernel's parameters: the caller's objects by parameter, their Args,

@@ -16,7 +16,9 @@ PyObject* fallback(KernelObject* k, const Call& c, const char* reason) {
     Ref logged(PyObject_CallFunction(s.log_fallback, "Os", k->target, reason));
     if (!logged) return nullptr;
   }
-  if (c.raw != nullptr) return PyObject_Vectorcall(k->fallback_run, c.raw, c.raw_nargsf, c.kwnames);
+  if (c.raw != nullptr) {
+    return PyObject_Vectorcall(c.original != nullptr ? c.original : k->fallback_run, c.raw, c.raw_nargsf, c.kwnames);
+  }
   const Py_ssize_t keywords = c.kwnames != nullptr ? PyTuple_GET_SIZE(c.kwnames) : 0;
   std::vector<PyObject*> argv;
   argv.reserve(static_cast<std::size_t>(c.nargs + keywords + 3));
@@ -87,11 +89,8 @@ struct GridCall {
   }
 };
 
-PyObject* result_for(KernelObject* k, const Artifact& artifact) {
+[[gnu::cold]] const Result* new_result(KernelObject* k, const Artifact& artifact) {
   Plan& p = *k->plan;
-  for (const Result& r : p.results) {
-    if (r.artifact == &artifact) return Py_NewRef(r.object);
-  }
   Ref specialization(PyList_New(0));
   if (!specialization) return nullptr;
   for (const ParamSpec& spec : artifact.specialization.params) {
@@ -99,14 +98,47 @@ PyObject* result_for(KernelObject* k, const Artifact& artifact) {
     if (!entry || PyList_Append(specialization.get(), entry.get()) < 0) return nullptr;
   }
   const auto& m = artifact.metadata;
-  Ref object(PyObject_CallFunction(
+  Ref made(PyObject_CallFunction(
       state().make_result, "Os#s#y#ss#O", reinterpret_cast<PyObject*>(k), m.json.data(),
       static_cast<Py_ssize_t>(m.json.size()), m.hash.data(), static_cast<Py_ssize_t>(m.hash.size()),
       artifact.binary.data(), static_cast<Py_ssize_t>(artifact.binary.size()), artifact.binary_kind.c_str(),
       artifact.cache_dir.data(), static_cast<Py_ssize_t>(artifact.cache_dir.size()), specialization.get()));
-  if (!object) return nullptr;
-  p.results.push_back({&artifact, Py_NewRef(object.get())});
-  return object.release();
+  if (!made) return nullptr;
+  PyObject *object, *tuned;
+  if (!PyArg_ParseTuple(made.get(), "OO!", &object, &PyTuple_Type, &tuned)) return nullptr;
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(tuned); ++i) {
+    PyObject* pair = PyTuple_GET_ITEM(tuned, i);
+    if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+      PyErr_SetString(PyExc_TypeError, "tritonrt: make_result's tuners are (tuner, config) pairs");
+      return nullptr;
+    }
+  }
+  p.results.push_back({&artifact, Py_NewRef(object), PyTuple_GET_SIZE(tuned) != 0 ? Py_NewRef(tuned) : nullptr});
+  return &p.results.back();
+}
+
+// The result of a launch that ran `artifact`, made once per artifact; each autotuner of the
+// stack gets the config that made it as its best_config, as Triton's Autotuner.run sets it.
+PyObject* result_for(KernelObject* k, const Artifact& artifact) {
+  Plan& p = *k->plan;
+  const Result* found = nullptr;
+  for (const Result& r : p.results) {
+    if (r.artifact == &artifact) {
+      found = &r;
+      break;
+    }
+  }
+  if (found == nullptr) found = new_result(k, artifact);
+  if (found == nullptr) return nullptr;
+  if (found->tuned != nullptr) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(found->tuned); ++i) {
+      PyObject* pair = PyTuple_GET_ITEM(found->tuned, i);
+      if (PyObject_SetAttr(PyTuple_GET_ITEM(pair, 0), state().s_best_config, PyTuple_GET_ITEM(pair, 1)) < 0) {
+        return nullptr;
+      }
+    }
+  }
+  return Py_NewRef(found->object);
 }
 
 // Why Triton's runtime settings keep tritonrt out of this call, as a Python str, or None.

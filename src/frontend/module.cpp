@@ -31,7 +31,6 @@ constexpr Slot kSlots[] = {
     {"kernel_for", &State::kernel_for},
     {"canonical_dtype", &State::canonical_dtype},
     {"torch_check", &State::torch_check},
-    {"original_run", &State::original_run},
     {"original_getitem", &State::original_getitem},
 };
 
@@ -101,8 +100,6 @@ PyObject* setup(PyObject*, PyObject* args, PyObject* kwargs) {
   }
   if (!read_dtypes(constexpr_dtypes, s.constexpr_dtypes, true)) return nullptr;
   if (!read_dtypes(pointer_dtypes, s.pointer_dtypes, false)) return nullptr;
-  Py_XSETREF(s.routed_run, make_routed(&RoutedRunType));
-  if (s.routed_run == nullptr) return nullptr;
   Py_RETURN_NONE;
 }
 
@@ -123,22 +120,19 @@ PyObject* fast_subscript(PyObject*, PyObject* type_object) {
   Py_RETURN_NONE;
 }
 
-PyObject* routed_getitem(PyObject*, PyObject*) { return make_routed(&RoutedGetitemType); }
-PyObject* routed_run(PyObject*, PyObject*) {
-  if (state().routed_run == nullptr) {
-    PyErr_SetString(PyExc_RuntimeError, "tritonrt._frontend.setup has not run");
-    return nullptr;
-  }
-  return Py_NewRef(state().routed_run);
-}
+PyObject* routed_getitem(PyObject*, PyObject* original) { return make_routed(&RoutedGetitemType, original); }
+PyObject* routed_run(PyObject*, PyObject* original) { return make_routed(&RoutedRunType, original); }
 
 PyMethodDef module_methods[] = {
     {"setup", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(setup)), METH_VARARGS | METH_KEYWORDS,
      "setup(**objects): the Python objects the launch path reads"},
-    {"routed_run", routed_run, METH_NOARGS, "the replacement of JITFunction.run that install() sets"},
+    {"routed_run", routed_run, METH_O,
+     "routed_run(run): the replacement of a kernel class's run (JITFunction, Autotuner, Heuristics) that install() "
+     "sets, calling `run` where tritonrt leaves a kernel alone"},
     {"fast_subscript", fast_subscript, METH_O,
      "fast_subscript(cls): cls()[grid] in C through its _kernel, the class's __getitem__ kept for torch.compile"},
-    {"routed_getitem", routed_getitem, METH_NOARGS, "the replacement of JITFunction.__getitem__ that install() sets"},
+    {"routed_getitem", routed_getitem, METH_O,
+     "routed_getitem(getitem): the replacement of KernelInterface.__getitem__ that install() sets"},
     {nullptr, nullptr, 0, nullptr},
 };
 
@@ -169,7 +163,7 @@ PyMODINIT_FUNC PyInit__frontend() {
       !intern(s.s_grid, "grid") || !intern(s.s_warmup, "warmup") || !intern(s.s_active, "active") ||
       !intern(s.s_private_active, "_active") || !intern(s.s_get_current_device, "get_current_device") ||
       !intern(s.s_get_current_stream, "get_current_stream") || !intern(s.s_kernel_attr, "_tritonrt_kernel") ||
-      !intern(s.s_run, "run") || !intern(s.s_launcher_kernel, "_kernel") || !intern(s.s_getitem, "__getitem__") ||
+      !intern(s.s_best_config, "best_config") || !intern(s.s_launcher_kernel, "_kernel") || !intern(s.s_getitem, "__getitem__") ||
       !intern(s.s_is_compiling_flag, "_is_compiling_flag") || !intern(s.s_base, "base") ||
       !intern(s.s_shape, "shape") || !intern(s.s_strides, "strides") || !intern(s.s_block_shape, "block_shape") ||
       !intern(s.s_padding, "padding") || !intern(s.s_round_f32_to_tf32, "round_f32_to_tf32") ||
@@ -181,7 +175,8 @@ PyMODINIT_FUNC PyInit__frontend() {
   }
   PyObject* module = PyModule_Create(&module_def);
   if (module == nullptr) return nullptr;
-  if (PyModule_AddObjectRef(module, "Kernel", reinterpret_cast<PyObject*>(&KernelType)) < 0) {
+  if (PyModule_AddObjectRef(module, "Kernel", reinterpret_cast<PyObject*>(&KernelType)) < 0 ||
+      PyModule_AddObjectRef(module, "RoutedRun", reinterpret_cast<PyObject*>(&RoutedRunType)) < 0) {
     Py_DECREF(module);
     return nullptr;
   }

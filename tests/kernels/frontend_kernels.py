@@ -1,6 +1,7 @@
 """Kernels the Python front end's tests launch (tests/python/test_frontend*.py)."""
 import triton
 import triton.language as tl
+from triton.runtime.autotuner import Autotuner
 
 
 @triton.jit
@@ -39,6 +40,37 @@ def tuned_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offsets < n
     tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) + 1, mask=mask)
+
+
+# What the heuristic of tuned_heuristic_kernel was asked, call by call.
+heuristic_calls = []
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 64}, num_warps=2),
+                          triton.Config({"BLOCK": 128}, num_warps=4)], key=["n"])
+@triton.heuristics({"EVEN": lambda args: heuristic_calls.append(args["n"]) or args["n"] % 2 == 0})
+@triton.jit
+def tuned_heuristic_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    x = tl.load(x_ptr + offsets, mask=mask)
+    if EVEN:
+        x = x * 2
+    tl.store(out_ptr + offsets, x, mask=mask)
+
+
+class CountingTuner(Autotuner):
+    """An Autotuner subclass with a run of its own (as libraries' tuners have): counted, then
+    Triton's."""
+    runs = 0
+
+    def run(self, *args, **kwargs):
+        CountingTuner.runs += 1
+        return super().run(*args, **kwargs)
+
+
+counted_kernel = CountingTuner(tuned_kernel.fn, tuned_kernel.fn.arg_names, [triton.Config({"BLOCK": 32})], ["n"],
+                               None, None)
 
 
 class Holder:

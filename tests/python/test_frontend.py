@@ -204,7 +204,7 @@ def test_binding_matches_tritons_binder_over_generated_signatures(rt, recording,
     for kernel_name, params in signatures.items():
         fn = getattr(module, kernel_name)
         frontend._setup()
-        kernel = frontend._new_kernel(fn, frontend._original_run)
+        kernel = frontend._new_kernel(fn, JITFunction.run, strict=True)
         assert kernel.reason is None, kernel.reason
         for _ in range(15):
             args, kwargs = random_call(params, rng)
@@ -405,17 +405,23 @@ def test_launcher_subscript_runs_in_c_and_the_python_one_while_torch_compiles(rt
 
 # --- install(), uninstall(), fallback --------------------------------------------------------------
 
-def jit_attributes():
-    return {name: JITFunction.__dict__.get(name, "absent") for name in ("run", "__getitem__")}
+def routed_attributes():
+    """The attributes install() replaces: run of Triton's kernel and decorator classes, and
+    KernelInterface.__getitem__."""
+    from triton.runtime.autotuner import Autotuner, Heuristics
+    return {(cls.__name__, name): cls.__dict__.get(name, "absent")
+            for cls, name in ((JITFunction, "run"), (Autotuner, "run"), (Heuristics, "run"),
+                              (KernelInterface, "__getitem__"), (JITFunction, "__getitem__"))}
 
 
 def test_install_routes_every_launch_and_uninstall_restores_triton(rt, recording):
-    before = jit_attributes()
+    before = routed_attributes()
     rt.install()
     try:
         assert rt.installed()
         for launch in (lambda: K.add_kernel[(1, )](pointer(), pointer(), pointer(), 8),
                        lambda: K.heuristic_kernel[(1, )](pointer(), pointer(), 8),
+                       lambda: K.heuristic_kernel.run(pointer(), pointer(), 8, grid=(1, ), warmup=False),
                        lambda: K.add_kernel.run(pointer(), pointer(), pointer(), 8, grid=(1, ), warmup=False)):
             fake, recorded = fake_launches(), len(recording.launches)
             result = launch()
@@ -424,7 +430,7 @@ def test_install_routes_every_launch_and_uninstall_restores_triton(rt, recording
     finally:
         rt.uninstall()
     assert not rt.installed()
-    after = jit_attributes()
+    after = routed_attributes()
     assert after == before and all(after[k] is before[k] for k in after)
     assert "__getitem__" not in JITFunction.__dict__ and JITFunction.__getitem__ is KernelInterface.__getitem__
     recorded = len(recording.launches)
@@ -432,17 +438,54 @@ def test_install_routes_every_launch_and_uninstall_restores_triton(rt, recording
     assert len(recording.launches) == recorded + 1
 
 
-def test_an_autotuner_under_install_tunes_in_python_and_launches_through_tritonrt(rt, recording):
+def test_a_decorated_kernel_under_install_runs_its_whole_stack_through_tritonrt(rt, recording, slow_kernels):
+    """autotune over heuristics over jit, called as kernel[grid]: tuned and launched by
+    tritonrt, the heuristic memoized (Triton's path asks it on every launch), and the tuner's
+    best_config set to the config that ran, as Triton's Autotuner.run sets it."""
     from triton_reference import forget_tuning
-    forget_tuning(K.tuned_kernel)
+    kernel = K.tuned_heuristic_kernel
+    forget_tuning(kernel)
+    kernel.__dict__.pop("best_config", None)
     rt.install()
     try:
-        fake, recorded = fake_launches(), len(recording.launches)
-        K.tuned_kernel[(1, )](pointer(), pointer(), 3000)
-        # Triton's autotuner chose (its timings are the recorder's); the launch went through tritonrt.
-        assert fake_launches() > fake and len(recording.launches) == recorded
+        kernel[(1, )](pointer(), pointer(), 1000)  # tunes
+        asked, fake, recorded = len(K.heuristic_calls), fake_launches(), len(recording.launches)
+        for _ in range(5):
+            result = kernel[(1, )](pointer(), pointer(), 1000)
+        assert fake_launches() == fake + 5 and len(recording.launches) == recorded
+        assert len(K.heuristic_calls) == asked  # no Python per launch
+        ours = kernel.best_config
+        assert ours in kernel.configs and result.metadata.num_warps == ours.num_warps
     finally:
         rt.uninstall()
+    forget_tuning(kernel)
+    theirs = kernel[(1, )](pointer(), pointer(), 1000)  # equal timings: both keep the first config
+    assert kernel.best_config is ours and theirs.hash == result.hash
+
+
+def test_a_decorator_class_with_its_own_run_keeps_it_under_install(rt, recording, slow_kernels, caplog):
+    """A tuner subclass that redefines run: install() leaves its Python to run every call (said
+    once, at info), and the kernel under it launches through tritonrt."""
+    from triton_reference import forget_tuning
+    forget_tuning(K.counted_kernel)
+    rt.install()
+    try:
+        with caplog.at_level(logging.INFO, logger="tritonrt"):
+            for _ in range(3):
+                runs, fake, recorded = K.CountingTuner.runs, fake_launches(), len(recording.launches)
+                K.counted_kernel[(1, )](pointer(), pointer(), 1000)
+                assert K.CountingTuner.runs == runs + 1
+                assert fake_launches() == fake + 1 and len(recording.launches) == recorded
+    finally:
+        rt.uninstall()
+    said = [r for r in caplog.records if r.name == "tritonrt" and "CountingTuner" in r.getMessage()]
+    assert len(said) == 1 and said[0].levelno == logging.INFO
+    assert "CountingTuner redefines Autotuner.run" in said[0].getMessage()
+    # tritonrt.launcher, asked for this stack, runs it as Triton's own classes would.
+    fake, runs = fake_launches(), K.CountingTuner.runs
+    rt.launcher(K.counted_kernel)[(1, )](pointer(), pointer(), 1000)
+    assert fake_launches() == fake + 1 and K.CountingTuner.runs == runs
+    assert K.counted_kernel.best_config is K.counted_kernel.configs[0]
 
 
 def test_a_fallback_is_logged_once_per_kernel_with_its_reason(rt, recording, caplog):
@@ -796,6 +839,53 @@ def test_library_kernels_compile_what_tritons_launch_compiles(rt, recording, slo
     assert fake_launches() > before and len(recording.launches) == recorded
     theirs = kernel[grid](*args, **kwargs)
     assert len(recording.launches) == recorded + 1
-    if isinstance(theirs, tuple):  # FlagGems' libentry returns (kernel, constexprs)
-        theirs = theirs[0]
+    if isinstance(theirs, tuple):  # FlagGems' libentry returns (kernel, constexprs), and so does its launcher
+        assert isinstance(ours, tuple) and ours[1] == theirs[1]
+        ours, theirs = ours[0], theirs[0]
     assert ours.hash == theirs.hash
+
+
+@pytest.mark.parametrize("name", sorted(LIBRARY_CALLS))
+def test_library_kernels_under_install_launch_through_tritonrt_every_call(rt, recording, slow_kernels, no_torch_gpu,
+                                                                          caplog, name):
+    """kernel[grid] as the library calls it, under install(): every launch through tritonrt; a
+    stack tritonrt reproduces (autotune, heuristics, FlagGems' libentry) runs no decorator
+    Python (libentry's run is never called) and returns what Triton's path returns (libentry:
+    its (kernel, constexprs)); one whose tuner has its own run (fla's CachedAutotuner) keeps
+    that run, said once."""
+    from triton_reference import forget_tuning
+    module, attribute, grid, make = LIBRARY_CALLS[name]
+    kernel = getattr(library_module(module), attribute)
+    if hasattr(kernel, "kernel_cache") and not kernel.kernel_cache:
+        kernel.kernel_cache = ({}, )
+    args, kwargs = make()
+    runs = []
+    original_run = type(kernel).run
+    if type(kernel).__name__ == "LibEntry":  # counted, still LibEntry's own
+        type(kernel).run = lambda self, *a, **k: runs.append(1) or original_run(self, *a, **k)
+    forget_tuning(kernel)
+    rt.install()
+    try:
+        with caplog.at_level(logging.INFO, logger="tritonrt"):
+            kernel[grid](*args, **kwargs)  # tunes where it is tuned
+            fake, recorded = fake_launches(), len(recording.launches)
+            for _ in range(3):
+                ours = kernel[grid](*args, **kwargs)
+            assert fake_launches() == fake + 3 and len(recording.launches) == recorded
+    finally:
+        rt.uninstall()
+        type(kernel).run = original_run
+    assert runs == []
+    reason = kernel._tritonrt_kernel.reason
+    if name.startswith("fla "):
+        assert reason is not None and "CachedAutotuner redefines Autotuner.run" in reason
+    else:
+        assert reason is None, reason
+    if hasattr(kernel, "kernel_cache"):
+        kernel.kernel_cache = ({}, )
+    theirs = kernel[grid](*args, **kwargs)
+    if isinstance(theirs, tuple):  # FlagGems' libentry returns (kernel, constexprs)
+        assert isinstance(ours, tuple) and ours[1] == theirs[1]
+        ours, theirs = ours[0], theirs[0]
+    assert ours.hash == theirs.hash
+
