@@ -108,26 +108,36 @@ def launch_rows(stream):
 
 
 def library_rows(stream):
-    """Each library's kernel launched with the arguments its own code passes."""
+    """Each library's kernel launched with the arguments its own code passes (keywords
+    included): through tritonrt.launcher(kernel), with kernel[grid] under tritonrt.install(),
+    and on Triton's own path."""
     import importlib
     rows = []
     M, N = 32, 4096
     x = torch.randn(M, N, device="cuda")
     y = torch.empty_like(x)
-    w, rstd = torch.randn(N, device="cuda"), torch.empty(M, device="cuda")
+    w, b, rstd = torch.randn(N, device="cuda"), torch.randn(N, device="cuda"), torch.empty(M, device="cuda")
+    mean = torch.empty(M, device="cuda")
+    wide = torch.randn(M, 3 * N, device="cuda")
+    wide_out = torch.empty_like(wide)
     half = torch.randn(M, N, device="cuda", dtype=torch.float16)
     half_out = torch.empty_like(half)
     g = torch.randn(2, 256, 3, device="cuda")
     g_out = torch.empty_like(g)
     cases = {
-        "liger rms_norm (plain)": ("liger_kernel.ops.rms_norm", "_rms_norm_forward_kernel", (M, ),
-                                   (y, N, x, N, w, 1, rstd, 1, N, 1e-6, 0.0, 1),
-                                   dict(elementwise_affine=True, BLOCK_SIZE=4096, num_warps=8)),
+        "liger rms_norm (plain, keywords)": ("liger_kernel.ops.rms_norm", "_rms_norm_forward_kernel", (M, ),
+                                             (y, N, x, N, w, 1, rstd, 1, N, 1e-6, 0.0, 1),
+                                             dict(elementwise_affine=True, BLOCK_SIZE=4096, num_warps=8)),
         "liger dyt (autotune)": ("liger_kernel.ops.dyt", "_dyt_fwd_kernel",
                                  lambda meta: (triton.cdiv(N, meta["BLOCK_N"]), M),
                                  (x, y, torch.ones(1, device="cuda"), w, w, True, N), {}),
+        "FlagGems rms_norm (libentry)": ("flag_gems.ops.rms_norm", "rms_norm_kernel", (M, ),
+                                         (y, rstd, x, w, N, 1, N, 1, N, 1e-6, 4096), {}),
         "FlagGems softmax (libentry, heuristics)": ("flag_gems.ops.softmax", "softmax_kernel_inner", (M, 1, 1),
                                                     (half_out, half, M, N), {}),
+        "FlagGems layer_norm loop (libentry, autotune)": ("flag_gems.ops.layernorm", "layer_norm_loop_kernel",
+                                                          (M, 1, 1), (wide, wide_out, w, b, mean, rstd, M, 3 * N,
+                                                                      1e-5), {}),
         "fla cumsum (heuristics, autotune, keywords)": (
             "fla.ops.utils.cumsum", "chunk_local_cumsum_scalar_kernel", (4 * 2 * 3, ), (),
             dict(s=g, o=g_out, scale=None, cu_seqlens=None, chunk_indices=None, T=256, B=2, H=3, BT=64,
@@ -142,10 +152,15 @@ def library_rows(stream):
         fast = tritonrt.launcher(kernel)
         kernel[grid](*args, **kwargs)
         fast[grid](*args, **kwargs)
+        tritonrt.install()
+        kernel[grid](*args, **kwargs)
+        tritonrt.uninstall()
         rows += measured(name, {
-            "tritonrt launcher[grid](...)": lambda: fast[grid](*args, **kwargs),
-            "Triton kernel[grid](...)": lambda: kernel[grid](*args, **kwargs),
+            "tritonrt launcher[grid](...)": (tritonrt.uninstall, lambda: fast[grid](*args, **kwargs)),
+            "tritonrt.install(), kernel[grid](...)": (tritonrt.install, lambda: kernel[grid](*args, **kwargs)),
+            "Triton kernel[grid](...)": (tritonrt.uninstall, lambda: kernel[grid](*args, **kwargs)),
         }, stream)
+    tritonrt.uninstall()
     return rows
 
 

@@ -49,7 +49,10 @@ def _specialized(fn, index, ty, key):
 def _quiet_half_built_kernels():
     """Some Triton versions' CompiledKernel.__del__ fails on an object whose __init__ failed
     (reading a damaged cache entry): that cleanup noise is not the caller's; the entry's
-    failure itself is reported. Other unraisable exceptions pass on to the hook as usual."""
+    failure itself is reported. Other unraisable exceptions pass on to the hook as usual. The
+    block appends to the list it is given when its compile failed: only then is there a
+    half-built kernel to collect (a collection costs a quarter of a second in a process holding
+    torch, more than many a compile)."""
     previous = sys.unraisablehook
 
     def hook(unraisable):
@@ -57,11 +60,16 @@ def _quiet_half_built_kernels():
             previous(unraisable)
 
     sys.unraisablehook = hook
+    failed = []
     try:
-        yield
+        yield failed
+    except BaseException:
+        failed.append(True)
+        raise
     finally:
-        import gc
-        gc.collect()  # the half-built kernel goes now, while the hook above is in place
+        if failed:
+            import gc
+            gc.collect()  # the half-built kernel goes now, while the hook above is in place
         sys.unraisablehook = previous
 
 
@@ -307,13 +315,14 @@ def compile(handle, backend_name, arch, warp_size, specialization, options):
         cached = folder is not None and os.path.exists(os.path.join(folder, f"__grp__{source.name[:150]}.json"))
         unreadable = None
         output = _CompilerOutput()
-        with _quiet_half_built_kernels():
+        with _quiet_half_built_kernels() as failed:
             try:
                 # In tritonrt's own interpreter Triton's prints (ptxas failures, dumps) go to stderr:
                 # the host program's stdout is its own.
                 with output, contextlib.redirect_stdout(sys.stderr) if common.embedded else contextlib.nullcontext():
                     kernel = triton.compile(source, target=target, options=parsed.__dict__)
             except Exception as e:
+                failed.append(True)
                 # A cache hit compiles nothing: what fails there is reading the entry.
                 if not cached or knobs.compilation.always_compile:
                     raise _with_output(e, output) from None

@@ -66,7 +66,9 @@ class Observer:
         self._local = threading.local()
         self._library_roots = None
         self._library_prefixes = ()
-        self._distributions = {}  # (site folder, top-level name) -> its distribution's record file (None: none)
+        self._kinds = {}  # path -> what _library answered for it
+        self._records = {}  # path -> what _distribution_record answered for it
+        self._tops = {}  # site folder -> ({top-level name: record} by top_level.txt, the same by RECORD or None)
         self._hashes = {}  # (path, stamp) -> SHA-256
 
     # --- watching ---------------------------------------------------------------------------
@@ -371,44 +373,67 @@ class Observer:
                                             for p in (root, os.path.realpath(root))})
         if not path or path.startswith("<"):
             return None
-        real = os.path.realpath(path)
-        for root, kind in self._library_roots:  # site-packages first: it may lie inside the stdlib's folder
-            if real.startswith(root):
-                return kind
-        return None
+        kind = self._kinds.get(path, _Missing)
+        if kind is _Missing:  # each path resolved once: a record's walk visits thousands of modules
+            real = os.path.realpath(path)
+            # site-packages first: it may lie inside the stdlib's folder
+            kind = next((kind for root, kind in self._library_roots if real.startswith(root)), None)
+            self._kinds[path] = kind
+        return kind
 
     def _distribution_record(self, path):
         """The RECORD (else METADATA) file of the installed distribution holding `path`, or None
         where none lists it."""
+        record = self._records.get(path, _Missing)
+        if record is _Missing:
+            record = self._records[path] = self._find_record(path)
+        return record
+
+    def _find_record(self, path):
         real = os.path.realpath(path)
         for folder, kind in self._library_roots:
             if kind != "site" or not real.startswith(folder):
                 continue
             top = real[len(folder):].split(os.sep, 1)[0]
             top = top[:-3] if top.endswith(".py") else top.split(".", 1)[0] if top.endswith(".so") else top
-            if (folder, top) not in self._distributions:
-                self._distributions[folder, top] = self._find_distribution(folder, top)
-            return self._distributions[folder, top]
+            by_top_level, by_record = self._tops.get(folder) or self._tops.setdefault(folder, (
+                self._distribution_tops(folder, "top_level.txt"), None))
+            if top in by_top_level:
+                return by_top_level[top]
+            if by_record is None:  # every RECORD read once, only when a top_level.txt does not say
+                by_record = self._distribution_tops(folder, "RECORD")
+                self._tops[folder] = (by_top_level, by_record)
+            return by_record.get(top)
         return None
 
     @staticmethod
-    def _find_distribution(folder, top):
+    def _distribution_tops(folder, marker):
+        """{top-level name: its distribution's RECORD (else METADATA)} for the distributions of
+        site folder `folder`, by each one's `marker` file (top_level.txt or RECORD): a name is
+        an entry's first path component, or that component up to one of its dots ("six" of
+        "six.py"); the first distribution in name order that lists it has it."""
         try:
             candidates = sorted(n for n in os.listdir(folder) if n.endswith(".dist-info"))
         except OSError:
-            return None
-        for marker in ("top_level.txt", "RECORD"):
-            for name in candidates:
-                try:
-                    with open(os.path.join(folder, name, marker), encoding="utf-8", errors="replace") as file:
-                        for line in file:
-                            entry = line.split(",", 1)[0].strip()
-                            if entry == top or entry.startswith((top + "/", top + ".")):
-                                record = os.path.join(folder, name, "RECORD")
-                                return record if os.path.exists(record) else os.path.join(folder, name, "METADATA")
-                except OSError:
-                    continue
-        return None
+            return {}
+        tops = {}
+        for name in candidates:
+            record = os.path.join(folder, name, "RECORD")
+            record = record if os.path.exists(record) else os.path.join(folder, name, "METADATA")
+            try:
+                with open(os.path.join(folder, name, marker), encoding="utf-8", errors="replace") as file:
+                    for line in file:
+                        first = line.split(",", 1)[0].strip().split("/", 1)[0]
+                        if not first:
+                            continue
+                        tops.setdefault(first, record)
+                        dot = first.find(".")
+                        while dot > 0:
+                            tops.setdefault(first[:dot], record)
+                            dot = first.find(".", dot + 1)
+            except OSError:
+                continue
+        return tops
 
     def _sha256(self, path, stamp):
         key = (path, stamp)
