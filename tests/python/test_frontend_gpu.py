@@ -372,6 +372,7 @@ def liger_operators():
     def heads():  # (batch, heads, seq, dim) with the strides rope's callers pass
         return randn(2, 128, 4, 64).transpose(1, 2)
 
+    dyt = function("dyt", "LigerDyTFunction")
     rms_norm = function("rms_norm", "LigerRMSNormFunction")
     layer_norm = function("layer_norm", "LigerLayerNormFunction")
     cross_entropy = function("cross_entropy", "LigerCrossEntropyFunction")
@@ -384,6 +385,8 @@ def liger_operators():
                        lambda: (randn(32, 1024), randn(1024), randn(1024))),
         "cross_entropy": (with_grads(lambda x, t: cross_entropy(x, t, None)),
                           lambda: (randn(16, 4000), randint(4000, 16))),
+        # autotuned both ways, its backward with reset_to_zero (tritonrt zeroes what the tensor spans)
+        "dyt": (with_grads(dyt), lambda: (randn(16, 2048), torch.ones(1, device="cuda"), randn(2048), randn(2048))),
         "rope": (function("rope", "LigerRopeFunction"),
                  lambda: (heads(), heads(), randn(1, 128, 64), randn(1, 128, 64))),
         "jsd": (with_grads(lambda a, b: jsd(a, b, None, 0.5, -100)),
