@@ -9,8 +9,9 @@ around the compiles (describing, indexing, tuning, loading).
     PYTHONPATH=build/python python bench/first_calls.py [bench/results/first_calls.json]
         [--workloads NAME,...] [--repeats N] [--profile]
 
-Prints a table (seconds from the workload's first call to its last, imports excluded; the
-median of --repeats runs, default 1) and writes the JSON. --profile also writes, per workload,
+Prints a table (seconds from the workload's first call to its last, and apart from them the
+seconds its imports took; medians of --repeats runs, default 1, the order of the two ways
+alternating) and writes the JSON. --profile also writes, per workload,
 the functions that took the most time under install() (cProfile, cumulative and own time) to
 bench/results/first_calls-<workload>.profile.txt. Needs a GPU.
 """
@@ -81,32 +82,40 @@ def flag_gems_mm(torch):
                 torch.mm(torch.randn(m, k, device="cuda", dtype=dtype), torch.randn(k, n, device="cuda", dtype=dtype))
 
 
+# name: (the modules it imports, timed apart, then the calls)
 WORKLOADS = {
-    "liger rms_norm": liger_rms_norm,
-    "liger dyt (autotune)": liger_dyt,
-    "liger softmax+layer_norm": liger_softmax_and_layer_norm,
-    "FlagGems softmax+add+mul+sum+layer_norm": flag_gems_operators,
-    "FlagGems mm (tuned)": flag_gems_mm,
+    "liger rms_norm": (["liger_kernel.ops.rms_norm"], liger_rms_norm),
+    "liger dyt (autotune)": (["liger_kernel.ops.dyt"], liger_dyt),
+    "liger softmax+layer_norm": (["liger_kernel.ops.softmax", "liger_kernel.ops.layer_norm"],
+                                 liger_softmax_and_layer_norm),
+    "FlagGems softmax+add+mul+sum+layer_norm": (["flag_gems"], flag_gems_operators),
+    "FlagGems mm (tuned)": (["flag_gems"], flag_gems_mm),
 }
 MODES = ("Triton", "install()")
 
 
 def child(name, profile):
-    """One workload in this process; prints {"seconds": ...} as the last line."""
+    """One workload in this process; prints {"seconds": ..., "import_seconds": ...} last."""
     if os.environ["TRITONRT_INSTALL"] == "1":
         import tritonrt.frontend  # what site-packages' tritonrt-install.pth does at start-up
         tritonrt.frontend._install_from_environment()
     import torch
     import triton  # noqa: F401
+    import importlib
     torch.cuda.init()
     torch.zeros(1, device="cuda")
+    modules, calls = WORKLOADS[name]
+    begun = time.perf_counter()
+    for module in modules:
+        importlib.import_module(module)
+    imported = time.perf_counter() - begun
     profiler = None
     if profile:
         import cProfile
         profiler = cProfile.Profile()
         profiler.enable()
     start = time.perf_counter()
-    WORKLOADS[name](torch)
+    calls(torch)
     torch.cuda.synchronize()
     seconds = time.perf_counter() - start
     if profiler is not None:
@@ -118,12 +127,12 @@ def child(name, profile):
         stats.sort_stats("cumulative").print_stats(45)
         stats.sort_stats("tottime").print_stats(30)
         Path(profile).write_text(text.getvalue())
-    print(json.dumps({"seconds": seconds}))
+    print(json.dumps({"seconds": seconds, "import_seconds": imported}))
 
 
 def run_once(name, mode, profile=None):
-    """(seconds of workload `name` in a fresh process with empty caches, in `mode`; the process's
-    wall time; what tritonrt logged, each line once)."""
+    """(seconds of workload `name`'s calls in a fresh process with empty caches, in `mode`; of
+    its imports; the process's wall time; what tritonrt logged, each line once)."""
     with tempfile.TemporaryDirectory() as caches:
         env = {**os.environ, "TRITON_CACHE_DIR": f"{caches}/triton", "TRITONRT_CACHE_DIR": f"{caches}/tritonrt",
                "FLAGGEMS_DB_URL": "sqlite:///:memory:", "GEMS_VENDOR": "nvidia",
@@ -136,8 +145,10 @@ def run_once(name, mode, profile=None):
         wall = time.perf_counter() - begun
         said = sorted({line for line in done.stderr.splitlines() if line.startswith("tritonrt")})
         if done.returncode != 0:
-            return f"failed: {(done.stderr.strip().splitlines() or ['?'])[-1][:160]}", wall, said
-        return json.loads(done.stdout.strip().splitlines()[-1])["seconds"], wall, said
+            failed = f"failed: {(done.stderr.strip().splitlines() or ['?'])[-1][:160]}"
+            return failed, failed, wall, said
+        answer = json.loads(done.stdout.strip().splitlines()[-1])
+        return answer["seconds"], answer["import_seconds"], wall, said
 
 
 def main():
@@ -163,26 +174,35 @@ def main():
     results = []
     print(f"{torch.cuda.get_device_name()} | torch {torch.__version__} | triton {triton.__version__} | "
           f"{os.cpu_count()} CPUs | fresh caches per run, medians of {options.repeats}")
-    print(f"{'workload':<44} {'Triton s':>9} {'install() s':>12} {'ratio':>7}")
+    print(f"{'workload (first calls; imports apart)':<44} {'Triton s':>9} {'install() s':>12} {'ratio':>7} "
+          f"{'import s':>9} {'(install)':>12}")
     for name in names:
         samples = {mode: [] for mode in MODES}
+        imports = {mode: [] for mode in MODES}
         walls = {mode: [] for mode in MODES}
         logged = set()
         for repeat in range(options.repeats):
             for mode in (MODES if repeat % 2 == 0 else MODES[::-1]):
-                seconds, wall, said = run_once(name, mode)
+                seconds, imported, wall, said = run_once(name, mode)
                 samples[mode].append(seconds)
+                imports[mode].append(imported)
                 walls[mode].append(wall)
                 logged.update(said)
-        median = {m: statistics.median(v) if all(isinstance(x, float) for x in v) else v[0]
-                  for m, v in samples.items()}
+
+        def medians(values):
+            return {m: statistics.median(v) if all(isinstance(x, float) for x in v) else v[0]
+                    for m, v in values.items()}
+
+        median, import_median = medians(samples), medians(imports)
         ratio = median["install()"] / median["Triton"] if all(isinstance(v, float) for v in median.values()) else None
         shown = lambda v: f"{v:9.2f}" if isinstance(v, float) else f" {v}"  # noqa: E731
         print(f"{name:<44} {shown(median['Triton'])} {shown(median['install()']):>12} "
-              f"{(f'{ratio:7.2f}' if ratio else '-'):>7}")
+              f"{(f'{ratio:7.2f}' if ratio else '-'):>7} {shown(import_median['Triton'])} "
+              f"{shown(import_median['install()']):>12}")
         for line in sorted(logged):
             print(f"    {line[:200]}")
-        results.append({"workload": name, "seconds": median, "samples": samples, "process_walls": walls,
+        results.append({"workload": name, "seconds": median, "samples": samples, "import_seconds": import_median,
+                        "import_samples": imports, "process_walls": walls,
                         "ratio_install_to_triton": ratio, "tritonrt_log": sorted(logged)})
         if options.profile:
             stem = "".join(c if c.isalnum() else "_" for c in name.split(" (")[0])

@@ -59,6 +59,17 @@ def tuned_heuristic_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr, EVEN: tl.cons
     tl.store(out_ptr + offsets, x, mask=mask)
 
 
+@triton.autotune(configs=[triton.Config({"BLOCK": 16}, num_warps=1),
+                          triton.Config({"BLOCK": 2048}, num_warps=4)], key=["n"])
+@triton.jit
+def lopsided_tuned_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """Two configs far apart on a long vector (16 elements a program against 2048): every
+    tuner, Triton's or tritonrt's, chooses the second."""
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask), mask=mask)
+
+
 class CountingTuner(Autotuner):
     """An Autotuner subclass with a run of its own (as libraries' tuners have): counted, then
     Triton's."""

@@ -284,6 +284,34 @@ def test_two_threads_launch_at_once(rt):
     assert not errors
 
 
+def test_a_tuners_best_config_is_the_config_tritonrt_chose_and_tritons_choice(rt):
+    """After a launch through tritonrt.launcher and under install(), the tuner's best_config
+    is the config that ran, as Triton's Autotuner.run leaves it: here the one Triton chooses."""
+    kernel = K.lopsided_tuned_kernel
+    x = torch.randn(1 << 24, device="cuda")
+    grid = lambda meta: (triton.cdiv(x.numel(), meta["BLOCK"]), )  # noqa: E731
+    kernel.cache.clear()
+    out = torch.empty_like(x)
+    kernel[grid](x, out, x.numel())
+    theirs = kernel.best_config
+    assert theirs.kwargs == {"BLOCK": 2048}
+    for way in ("launcher", "install"):
+        del kernel.best_config
+        out = torch.empty_like(x)
+        if way == "launcher":
+            compiled = rt.launcher(kernel)[grid](x, out, x.numel())
+        else:
+            rt.install()
+            try:
+                compiled = kernel[grid](x, out, x.numel())
+            finally:
+                rt.uninstall()
+        assert kernel.best_config is theirs, way
+        assert compiled.metadata.num_warps == theirs.num_warps
+        torch.cuda.synchronize()
+        assert torch.equal(out, x)
+
+
 def test_install_under_a_librarys_own_function(rt):
     softmax = library("flag_gems.ops.softmax").softmax
     x = torch.randn(64, 2048, device="cuda", dtype=torch.float16)
@@ -478,3 +506,59 @@ def test_the_current_device_runs_the_launch(rt):
                     out = add(rt, x, y)
                 stream.synchronize()
                 assert out.device.index == index and torch.equal(out, x + y)
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="one GPU")
+def test_one_process_under_install_launches_on_both_devices(rt, launches_by_triton):
+    """install() in a process using two devices: each launch on the current device, autotuned
+    and heuristics stacks tuned per device, nothing through Triton's launcher."""
+    liger_rms_norm = library("liger_kernel.ops.rms_norm").LigerRMSNormFunction
+    liger_dyt = library("liger_kernel.ops.dyt").LigerDyTFunction
+    rt.install()
+    try:
+        for index in (0, 1, 0, 1):
+            with torch.cuda.device(index):
+                x, w = torch.randn(64, 1024, device="cuda"), torch.randn(1024, device="cuda")
+                alpha, beta = torch.ones(1, device="cuda"), torch.randn(1024, device="cuda")
+                normed = liger_rms_norm.apply(x, w, 1e-6)
+                expected = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w
+                assert normed.device.index == index and torch.allclose(normed, expected, atol=1e-4, rtol=1e-4)
+                dyt = liger_dyt.apply(x, alpha, w, beta)
+                assert dyt.device.index == index and torch.allclose(dyt, torch.tanh(x) * w + beta, atol=1e-5)
+    finally:
+        rt.uninstall()
+    assert launches_by_triton[0] == 0
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="one GPU")
+def test_a_process_per_device_under_install_share_the_caches(rt, tmp_path):
+    """Two processes at once, one per device (as data-parallel training runs them), under
+    TRITONRT_INSTALL=1 with one Triton cache and one tritonrt index: both compile, tune and
+    launch through tritonrt, and get torch's results."""
+    import subprocess
+    import textwrap
+    code = textwrap.dedent("""
+        import sys, torch, tritonrt
+        from triton.backends.nvidia.driver import CudaLauncher
+        CudaLauncher.__call__ = lambda *a, **k: sys.exit("a launch went through Triton's launcher")
+        tritonrt.install()
+        torch.cuda.set_device(int(sys.argv[1]))
+        from liger_kernel.ops.dyt import LigerDyTFunction
+        from liger_kernel.ops.rms_norm import LigerRMSNormFunction
+        for rows in (8, 64, 300):
+            x, w = torch.randn(rows, 2048, device="cuda"), torch.randn(2048, device="cuda")
+            alpha, beta = torch.ones(1, device="cuda"), torch.randn(2048, device="cuda")
+            normed = LigerRMSNormFunction.apply(x, w, 1e-6)
+            expected = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w
+            assert torch.allclose(normed, expected, atol=1e-4, rtol=1e-4)
+            assert torch.allclose(LigerDyTFunction.apply(x, alpha, w, beta), torch.tanh(x) * w + beta, atol=1e-5)
+        print("ok", torch.cuda.current_device())
+    """)
+    env = {**os.environ, "TRITON_CACHE_DIR": str(tmp_path / "triton"), "TRITONRT_CACHE_DIR": str(tmp_path / "index")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(rt.__file__).parents[1]), env.get("PYTHONPATH")]))
+    workers = [subprocess.Popen([sys.executable, "-c", code, str(rank)], env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True) for rank in (0, 1)]
+    for rank, worker in enumerate(workers):
+        out, err = worker.communicate(timeout=600)
+        assert worker.returncode == 0, err[-2000:]
+        assert out.split() == ["ok", str(rank)]
