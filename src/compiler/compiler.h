@@ -173,6 +173,13 @@ class Compiler {
   virtual void write_tuning(const KernelDescription& kernel, std::size_t layer, const Target& target,
                             const std::vector<Arg>& key, const std::vector<std::size_t>& configs,
                             const std::vector<std::vector<double>>& timings) = 0;
+  /// The config the tuner object of a kernel described through Python holds for `key` in its
+  /// own memory (Triton's Autotuner.cache: chosen by Triton's path in this process), or nothing.
+  virtual std::optional<std::size_t> remembered_choice(const KernelDescription& kernel, std::size_t layer,
+                                                       const std::vector<Arg>& key) = 0;
+  /// Puts `config` in that memory for `key`, as Triton's Autotuner.run keeps its choice.
+  virtual void remember_choice(const KernelDescription& kernel, std::size_t layer, const std::vector<Arg>& key,
+                               std::size_t config) = 0;
 };
 
 /// Python, started once per process: the compiler module loaded (with libpython where the

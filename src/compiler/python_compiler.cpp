@@ -508,4 +508,26 @@ void PythonCompiler::write_tuning(const KernelDescription& kernel, std::size_t l
   }
 }
 
+std::optional<std::size_t> PythonCompiler::remembered_choice(const KernelDescription& kernel, std::size_t layer,
+                                                             const std::vector<Arg>& key) {
+  py::gil_scoped_acquire gil;
+  try {
+    const py::object found = bridge_module().attr("remembered_choice")(handle(kernel), layer, python_key(key));
+    if (found.is_none()) return std::nullopt;
+    return found.cast<std::size_t>();
+  } catch (py::error_already_set& e) {
+    rethrow(e, {kernel.signature.name}, "reading its tuner's choices");
+  }
+}
+
+void PythonCompiler::remember_choice(const KernelDescription& kernel, std::size_t layer, const std::vector<Arg>& key,
+                                     std::size_t config) {
+  py::gil_scoped_acquire gil;
+  try {
+    bridge_module().attr("remember_choice")(handle(kernel), layer, python_key(key), config);
+  } catch (py::error_already_set& e) {
+    rethrow(e, {kernel.signature.name}, "keeping a tuning choice in its tuner");
+  }
+}
+
 }  // namespace tritonrt::detail

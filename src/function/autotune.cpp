@@ -322,6 +322,28 @@ void Autotune::time_candidates(const std::vector<std::size_t>& candidates, Resol
 }
 
 std::size_t Autotune::run_tuning(const std::vector<Arg>& key, Resolution& r, TrialMaker& function) const {
+  // A kernel described through this process's Python has a tuner object there, which Triton's
+  // own path fills (Autotuner.cache): a choice it holds is taken first, as Triton takes it, and
+  // tritonrt's choice goes there too, so that the process keeps one config per key whichever
+  // path launches (install() and uninstall() in turn, a kernel launched both ways).
+  const bool live = kernel_.handle >= 0;
+  const ErrorSite site{kernel_.signature.name};
+  if (live) {
+    GilReleased unlocked;
+    if (const auto remembered =
+            python_side(site, "its tuner is Python's").compiler->remembered_choice(kernel_, layer_, key)) {
+      return *remembered;
+    }
+  }
+  const std::size_t chosen = decide(key, r, function);
+  if (live) {
+    GilReleased unlocked;
+    python_side(site, "its tuner is Python's").compiler->remember_choice(kernel_, layer_, key, chosen);
+  }
+  return chosen;
+}
+
+std::size_t Autotune::decide(const std::vector<Arg>& key, Resolution& r, TrialMaker& function) const {
   const auto& tuner = kernel_.layers[layer_];
   const ErrorSite site{kernel_.signature.name};
   void* const stream = r.launch->stream;

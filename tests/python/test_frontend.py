@@ -463,6 +463,31 @@ def test_a_decorated_kernel_under_install_runs_its_whole_stack_through_tritonrt(
     assert kernel.best_config is ours and theirs.hash == result.hash
 
 
+def test_a_process_keeps_one_config_per_key_whichever_path_launches(rt, recording, slow_kernels):
+    """The config Triton's path chose for a key (its Autotuner.cache) is the one install()
+    launches, and the one tritonrt chooses for a new key is where Triton's path takes it after
+    uninstall(), without tuning again."""
+    from triton_reference import forget_tuning
+    kernel = K.tuned_kernel
+    forget_tuning(kernel)
+    kernel[(1, )](pointer(), pointer(), 5000)  # Triton's path tunes (equal timings: the first config)
+    (key, ) = kernel.cache
+    kernel.cache[key] = kernel.configs[1]  # as if its timings had chosen the second
+    rt.install()
+    try:
+        ours = kernel[(1, )](pointer(), pointer(), 5000)
+        assert kernel.best_config is kernel.configs[1] and ours.metadata.num_warps == kernel.configs[1].num_warps
+        kernel[(1, )](pointer(), pointer(), 7000)  # a key only tritonrt has tuned
+        chosen = kernel.best_config
+    finally:
+        rt.uninstall()
+    (new_key, ) = set(kernel.cache) - {key}
+    assert kernel.cache[new_key] is chosen
+    recorded = len(recording.launches)
+    kernel[(1, )](pointer(), pointer(), 7000)
+    assert len(recording.launches) == recorded + 1 and kernel.best_config is chosen  # no tuning
+
+
 def test_a_decorator_class_with_its_own_run_keeps_it_under_install(rt, recording, slow_kernels, caplog):
     """A tuner subclass that redefines run: install() leaves its Python to run every call (said
     once, at info), and the kernel under it launches through tritonrt."""

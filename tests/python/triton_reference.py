@@ -155,6 +155,9 @@ def decorated_run(obj, args, target="cuda:90", fastest=None, kwargs=None):
         Autotuner._bench = original
         for tuner in tuners:
             del tuner.prune_configs
+        # Choices made on made-up timings are no process's: tritonrt takes a tuner's remembered
+        # choice as Triton does, and would take these.
+        forget_tuning(obj)
     return kernel, benchmarked, kept
 
 

@@ -11,7 +11,8 @@ from _tritonrt_bridge.describe import decorator_stacks, encode, kernels
 from _tritonrt_bridge.rules import make_target
 
 # What the package offers C++.
-__all__ = ["run_heuristic", "prune_configs", "run_hook", "read_tuning", "write_tuning"]
+__all__ = ["run_heuristic", "prune_configs", "run_hook", "read_tuning", "write_tuning", "remembered_choice",
+           "remember_choice"]
 
 
 def run_heuristic(handle, layer, name, arguments):
@@ -113,6 +114,28 @@ def write_tuning(handle, layer, backend_name, arch, warp_size, key, configs, tim
     entries = [(tuner.configs[i].__dict__, timing) for i, timing in zip(configs, timings)
                if not tuner.configs[i].pre_hook]
     manager.put(json.dumps({"key": key, "configs_timings": entries}), name, binary=False)
+
+
+def remembered_choice(handle, layer, key):
+    """The index of the config decorator `layer`'s own memory (Autotuner.cache, filled by
+    Triton's path in this process) holds for tuning key `key`, or None."""
+    tuner = decorator_stacks[handle][layer]
+    config = getattr(tuner, "cache", {}).get(_key_tuple(key)) if isinstance(getattr(tuner, "cache", None), dict) \
+        else None
+    if config is None:
+        return None
+    for i, candidate in enumerate(tuner.configs):
+        if candidate is config:
+            return i
+    return next((i for i, candidate in enumerate(tuner.configs) if candidate == config), None)
+
+
+def remember_choice(handle, layer, key, config):
+    """Config `config` kept in decorator `layer`'s own memory for `key`, where Triton's path
+    (a later uninstall(), Triton's own launch of the kernel) finds the choice tritonrt made."""
+    tuner = decorator_stacks[handle][layer]
+    if isinstance(getattr(tuner, "cache", None), dict):
+        tuner.cache[_key_tuple(key)] = tuner.configs[config]
 
 
 def _key_tuple(key):
