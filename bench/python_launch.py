@@ -1,7 +1,7 @@
 """Host cost of a Triton kernel launched from Python (cache hit): tritonrt's launcher against
 Triton's `kernel[grid]`, Triton's `CompiledKernel.run` and torch's static launcher, at 3 / 8 /
-19 arguments (bench/kernels.py) and on third-party libraries' kernels as they launch them;
-then the libraries' own functions (their Python, allocations and launch) on Triton's path and
+19 arguments (bench/kernels.py) and on third-party libraries' kernels as they launch them
+(through the launcher, under tritonrt.install() and on Triton's path); then the libraries' own functions (their Python, allocations and launch) on Triton's path and
 under tritonrt.install(). The C++ rows (tritonrt from C++, a bare cuLaunchKernel) are read from
 bench/results/launch_overhead.json, written by tritonrt_bench_launch on the same machine.
 
