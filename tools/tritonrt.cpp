@@ -38,6 +38,7 @@
 #include "signature.h"
 #include "common/errors.h"
 #include "store/files.h"
+#include "store/kernel_names.h"
 #include "tritonrt/bundle.h"
 #include "tritonrt/tritonrt.h"
 
@@ -263,9 +264,7 @@ void create(std::ostream& out, const std::filesystem::path& file, tritonrt::Bund
   // made from could not all be observed, or its file changed meanwhile) fails the command.
   for (const auto& call : calls_made) {
     const bool held = std::any_of(info.kernels.begin(), info.kernels.end(), [&](const tritonrt::BundleKernel& k) {
-      std::error_code ec, ec2;
-      return k.name == call.second && (k.source == call.first || std::filesystem::weakly_canonical(k.source, ec) ==
-                                                                     std::filesystem::weakly_canonical(call.first, ec2));
+      return tritonrt::detail::names_kernel(call.first + ":" + call.second, k.source, k.name);
     });
     if (!held) {
       std::error_code ec;

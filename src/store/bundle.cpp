@@ -19,6 +19,7 @@
 #include "store/elf.h"
 #include "store/files.h"
 #include "store/index.h"
+#include "store/kernel_names.h"
 #include "store/module_search.h"
 #include "store/triton_cache.h"
 #include "tritonrt/bundle.h"
@@ -342,19 +343,8 @@ struct LoadedBundles {
 // kernel's import searched (its description's search path), as far as tritonrt can tell
 // without Python.
 std::vector<std::string> module_search_path(const MappedKernel& kernel) {
-  std::vector<std::string> folders;
-  if (const char* list = std::getenv("PYTHONPATH")) {
-    std::string_view rest(list);
-    while (true) {
-      const auto colon = rest.find(':');
-      if (const std::string entry(rest.substr(0, colon)); !entry.empty()) {
-        std::error_code ec;
-        folders.push_back(std::filesystem::absolute(entry, ec).lexically_normal().string());
-      }
-      if (colon == std::string_view::npos) break;
-      rest.remove_prefix(colon + 1);
-    }
-  }
+  const char* list = std::getenv("PYTHONPATH");
+  std::vector<std::string> folders = search_path_folders(list != nullptr ? list : "");
   try {
     const auto description = nlohmann::json::parse(kernel.description);
     if (const auto it = description.find("search_path"); it != description.end() && it->is_array()) {
@@ -408,17 +398,6 @@ std::optional<std::string> stale_because(const MappedKernel& kernel, std::string
 }
 
 }  // namespace
-
-std::string bundle_identity(std::string_view source, std::string_view name) {
-  std::string_view module = source;
-  if (module.ends_with(".py")) {
-    module.remove_suffix(3);
-    if (const auto slash = module.rfind('/'); slash != std::string_view::npos) module.remove_prefix(slash + 1);
-  } else if (const auto dot = module.rfind('.'); dot != std::string_view::npos) {
-    module.remove_prefix(dot + 1);
-  }
-  return std::string(module) + ":" + std::string(name);
-}
 
 const MappedKernel* find_bundled(std::string_view source, std::string_view name, std::string& why) {
   auto& loaded = LoadedBundles::get();

@@ -56,9 +56,6 @@ struct MappedKernel {
   std::string target_list() const;
 };
 
-/// module:kernel, what bundled kernels are found by: the .py file's name without directories
-/// and suffix, or a dotted module's last part.
-std::string bundle_identity(std::string_view source, std::string_view name);
 
 /// The loaded bundles' kernel for JitFunction::get(source, name), its entry read, or nullptr
 /// with `why` saying why none serves it. Loads TRITONRT_BUNDLE's bundles on first use (a bad

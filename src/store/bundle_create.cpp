@@ -12,25 +12,19 @@
 #include "store/bundle.h"
 #include "store/files.h"
 #include "store/index.h"
+#include "store/kernel_names.h"
 #include "tritonrt/bundle.h"
 #include "tritonrt/version.h"
 
 namespace tritonrt {
 namespace {
 
-// A filter entry: KERNEL, module:KERNEL (by identity) or path.py:KERNEL (that file only).
+// Whether the filter takes the kernel: all, or those an entry names.
 bool wanted_kernel(const BundleFilter& filter, const std::string& kernel_source, const std::string& kernel_name) {
-  if (filter.kernels.empty()) return true;
-  const std::string identity = detail::bundle_identity(kernel_source, kernel_name);
-  return std::any_of(filter.kernels.begin(), filter.kernels.end(), [&](const std::string& wanted) {
-    const auto colon = wanted.rfind(':');
-    if (colon == std::string::npos) return wanted == kernel_name;
-    const std::string source = wanted.substr(0, colon), name = wanted.substr(colon + 1);
-    if (!source.ends_with(".py")) return detail::bundle_identity(source, name) == identity;
-    std::error_code ec, ec2;
-    return name == kernel_name &&
-           std::filesystem::weakly_canonical(source, ec) == std::filesystem::weakly_canonical(kernel_source, ec2);
-  });
+  return filter.kernels.empty() ||
+         std::any_of(filter.kernels.begin(), filter.kernels.end(), [&](const std::string& wanted) {
+           return detail::names_kernel(wanted, kernel_source, kernel_name);
+         });
 }
 
 // What is said about the kernels left out: with a kernel filter, only those it names (a

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <filesystem>
-#include <system_error>
+
+#include "store/module_search.h"
 
 extern char** environ;
 
@@ -26,17 +26,8 @@ constexpr std::string_view kEnvironmentChoosers[] = {"PYTHONHOME", "TRITONRT_PYT
 // PYTHONPATH with each folder made absolute, as Python's site module makes sys.path's.
 std::string absolute_search_path(std::string_view list) {
   std::string out;
-  while (true) {
-    const auto colon = list.find(':');
-    const std::string entry(list.substr(0, colon));
-    if (!entry.empty()) {
-      std::error_code ec;
-      const auto absolute = std::filesystem::absolute(entry, ec);
-      out += (out.empty() ? "" : ":") + (ec ? entry : absolute.lexically_normal().string());
-    }
-    if (colon == std::string_view::npos) return out;
-    list.remove_prefix(colon + 1);
-  }
+  for (const std::string& folder : search_path_folders(list)) out += (out.empty() ? "" : ":") + folder;
+  return out;
 }
 
 bool is_place_variable(std::string_view name) {

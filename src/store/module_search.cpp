@@ -76,4 +76,18 @@ std::optional<std::string> find_module_file(std::string_view dotted, const std::
   }
 }
 
+std::vector<std::string> search_path_folders(std::string_view list) {
+  std::vector<std::string> folders;
+  while (true) {
+    const auto colon = list.find(':');
+    if (const std::string entry(list.substr(0, colon)); !entry.empty()) {
+      std::error_code ec;
+      const auto absolute = fs::absolute(entry, ec);
+      folders.push_back(ec ? entry : absolute.lexically_normal().string());
+    }
+    if (colon == std::string_view::npos) return folders;
+    list.remove_prefix(colon + 1);
+  }
+}
+
 }  // namespace tritonrt::detail

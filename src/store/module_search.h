@@ -18,4 +18,8 @@ namespace tritonrt::detail {
 /// Python can look into (a search path entry that is a file, such as a zip archive).
 std::optional<std::string> find_module_file(std::string_view dotted, const std::vector<std::string>& search_path);
 
+/// The folders of a PYTHONPATH-style list (`:`-separated, empty entries skipped), each made
+/// absolute as Python's site module makes sys.path's (one that cannot be is kept as written).
+std::vector<std::string> search_path_folders(std::string_view list);
+
 }  // namespace tritonrt::detail
