@@ -261,9 +261,10 @@ const EmbeddedPython& embedded_python() {
   for (const auto& [from, program] : candidates()) {
     std::string why;
     std::error_code ec;
-    if (!std::filesystem::exists(program, ec) && ec) {
+    const bool exists = std::filesystem::exists(program, ec);
+    if (ec) {
       why = "it cannot be looked at (" + ec.message() + ")";
-    } else if (!std::filesystem::exists(program, ec)) {
+    } else if (!exists) {
       why = program.find('/') == std::string::npos ? "it is not on PATH" : "it is not there";
     } else if (::access(program.c_str(), X_OK) != 0) {
       why = "it cannot be run (" + std::string(std::strerror(errno)) + ")";
