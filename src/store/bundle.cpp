@@ -1,7 +1,6 @@
 #include "store/bundle.h"
 
 #include <dlfcn.h>
-#include <sys/mman.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -36,7 +35,7 @@ class MappedBundle {
  public:
   /// A bundle embedded in the program (by tritonrt_add_kernels) or copied out of a binary;
   /// `bytes` outlive the object. `name` says where it is, for messages.
-  MappedBundle(std::string name, std::string_view bytes) : path_(std::move(name)), embedded_(true) {
+  MappedBundle(std::string name, std::string_view bytes) : path_(std::move(name)) {
     size_ = bytes.size();
     data_ = bytes.data();
     read_header(bytes.substr(0, std::min(size_, kMaxHeader)));
@@ -51,22 +50,12 @@ class MappedBundle {
     const auto head = file.read(0, std::min(size_, kMaxHeader));
     if (!head) damaged("it cannot be read");
     read_header(*head);
-    if (size_ > 0) {
-      void* mapped = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, file.descriptor(), 0);
-      if (mapped == MAP_FAILED) {
-        raise<ArtifactError>({}, "the bundle {} cannot be mapped: {}", path.string(),
-                             std::error_code(errno, std::generic_category()).message());
-      }
-      data_ = static_cast<const char*>(mapped);
-    }
-    try {
-      read_table();
-    } catch (...) {
-      unmap();
-      throw;
-    }
+    std::string error;
+    mapping_ = MappedFile(file, error);
+    if (!error.empty()) raise<ArtifactError>({}, "the bundle {} {}", path.string(), error);
+    data_ = mapping_.data();
+    read_table();
   }
-  ~MappedBundle() { unmap(); }
   MappedBundle(const MappedBundle&) = delete;
   MappedBundle& operator=(const MappedBundle&) = delete;
 
@@ -133,11 +122,6 @@ class MappedBundle {
   }
 
  private:
-  void unmap() {
-    if (data_ != nullptr && !embedded_) ::munmap(const_cast<char*>(data_), size_);
-    data_ = nullptr;
-  }
-
   bool within(std::size_t offset, std::size_t size) const {
     const std::size_t data_size = size_ - data_start_;
     return offset <= data_size && size <= data_size - offset;
@@ -208,7 +192,7 @@ class MappedBundle {
   }
 
   std::filesystem::path path_;
-  bool embedded_ = false;  ///< not mapped here: nothing to unmap
+  MappedFile mapping_;           ///< a bundle file's bytes (an embedded bundle's are the program's)
   const char* data_ = nullptr;
   std::size_t size_ = 0;
   std::size_t data_start_ = 0;  ///< where the data (entries and binaries) starts

@@ -2,14 +2,12 @@
 
 #include <elf.h>
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
-#include <system_error>
 
 #include "common/errors.h"
 #include "store/files.h"
@@ -30,27 +28,22 @@ T read_struct(std::string_view bytes) {
 MappedElf::MappedElf(const std::filesystem::path& path) : path_(path) {
   const InputFile file(path);  // a FIFO or device is refused without being opened
   if (!file.error().empty()) fail(file.error());
-  size_ = static_cast<std::size_t>(file.size());
-  if (size_ < sizeof(Elf64_Ehdr)) fail("it is not an ELF program or library");
-  void* mapped = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, file.descriptor(), 0);
-  if (mapped == MAP_FAILED) fail("it cannot be mapped: " + std::error_code(errno, std::generic_category()).message());
-  data_ = static_cast<const char*>(mapped);
+  if (file.size() < sizeof(Elf64_Ehdr)) fail("it is not an ELF program or library");
+  std::string error;
+  mapping_ = MappedFile(file, error);
+  if (!error.empty()) fail(error);
+  if (std::memcmp(mapping_.data(), ELFMAG, SELFMAG) != 0) fail("it is not an ELF program or library");
   fd_ = ::fcntl(file.descriptor(), F_DUPFD_CLOEXEC, 3);  // kept to find a sparse file's holes
-  if (std::memcmp(data_, ELFMAG, SELFMAG) != 0) {
-    ::munmap(const_cast<char*>(data_), size_);
-    data_ = nullptr;
-    fail("it is not an ELF program or library");
-  }
 }
 
 MappedElf::~MappedElf() {
-  if (data_ != nullptr) ::munmap(const_cast<char*>(data_), size_);
   if (fd_ >= 0) ::close(fd_);
 }
 
 std::size_t MappedElf::data_at_or_after(std::string_view view, std::size_t at) const {
-  if (fd_ < 0 || view.data() < data_ || view.data() + view.size() > data_ + size_) return at;
-  const auto start = static_cast<std::size_t>(view.data() - data_);
+  const char* data = mapping_.data();
+  if (fd_ < 0 || view.data() < data || view.data() + view.size() > data + mapping_.size()) return at;
+  const auto start = static_cast<std::size_t>(view.data() - data);
   const off_t next = ::lseek(fd_, static_cast<off_t>(start + at), SEEK_DATA);
   if (next < 0) return errno == ENXIO ? view.size() : at;  // ENXIO: a hole to the end
   return std::max(at, std::min(view.size(), static_cast<std::size_t>(next) - start));
@@ -61,7 +54,8 @@ void MappedElf::fail(const std::string& why) const {
 }
 
 std::string_view MappedElf::section(std::string_view name) const {
-  const std::string_view file(data_, size_);
+  const std::string_view file(mapping_.data(), mapping_.size());
+  const std::size_t size = file.size();
   const auto header = read_struct<Elf64_Ehdr>(file);
   if (header.e_ident[EI_CLASS] != ELFCLASS64 || header.e_ident[EI_DATA] != ELFDATA2LSB) {
     fail("it is not a 64-bit little-endian ELF file");
@@ -69,8 +63,8 @@ std::string_view MappedElf::section(std::string_view name) const {
   if (header.e_shentsize != sizeof(Elf64_Shdr) || header.e_shnum == 0 || header.e_shstrndx >= header.e_shnum) {
     fail("it has no section table tritonrt reads");
   }
-  // Within the file, checked without overflow: `offset + size <= size_`.
-  const auto within = [&](std::uint64_t offset, std::uint64_t size) { return offset <= size_ && size <= size_ - offset; };
+  // Within the file, checked without overflow: `offset + bytes <= size`.
+  const auto within = [&](std::uint64_t offset, std::uint64_t bytes) { return offset <= size && bytes <= size - offset; };
   if (!within(header.e_shoff, std::uint64_t{header.e_shnum} * sizeof(Elf64_Shdr))) {
     fail("its section table lies past its end");
   }

@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "store/files.h"
+
 namespace tritonrt::detail {
 
 inline constexpr std::string_view kEmbeddedSection = ".tritonrt_bundles";
@@ -40,8 +42,7 @@ class MappedElf {
  private:
   [[noreturn]] void fail(const std::string& why) const;
   std::filesystem::path path_;
-  const char* data_ = nullptr;
-  std::size_t size_ = 0;
+  MappedFile mapping_;
   int fd_ = -1;
 };
 

@@ -1,12 +1,14 @@
 #include "store/files.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <system_error>
+#include <utility>
 
 namespace tritonrt::detail {
 namespace {
@@ -88,6 +90,37 @@ std::optional<std::string> InputFile::read(std::uint64_t offset, std::size_t cou
     done += static_cast<std::size_t>(n);
   }
   return out;
+}
+
+MappedFile::MappedFile(const InputFile& file, std::string& error) {
+  if (!file.error().empty()) {
+    error = file.error();
+    return;
+  }
+  if (file.size() == 0) return;
+  void* mapped = ::mmap(nullptr, static_cast<std::size_t>(file.size()), PROT_READ, MAP_PRIVATE, file.descriptor(), 0);
+  if (mapped == MAP_FAILED) {
+    error = "it cannot be mapped: " + std::error_code(errno, std::generic_category()).message();
+    return;
+  }
+  data_ = static_cast<const char*>(mapped);
+  size_ = static_cast<std::size_t>(file.size());
+}
+
+MappedFile::~MappedFile() {
+  if (data_ != nullptr) ::munmap(const_cast<char*>(data_), size_);
+}
+
+MappedFile::MappedFile(MappedFile&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+
+MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
+  if (this != &other) {
+    if (data_ != nullptr) ::munmap(const_cast<char*>(data_), size_);
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+  }
+  return *this;
 }
 
 std::optional<std::string> read_file(const std::filesystem::path& path, std::size_t limit, std::string& why) {

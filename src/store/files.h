@@ -41,6 +41,25 @@ class InputFile {
   std::string error_;
 };
 
+/// A regular file mapped whole and read-only (MAP_PRIVATE) for this object's life: what is
+/// looked at is paged in, nothing is copied. Empty for a file of no bytes.
+class MappedFile {
+ public:
+  MappedFile() = default;
+  /// Maps the open `file`; on failure stays empty and `error` says why.
+  MappedFile(const InputFile& file, std::string& error);
+  ~MappedFile();
+  MappedFile(MappedFile&& other) noexcept;
+  MappedFile& operator=(MappedFile&& other) noexcept;
+
+  const char* data() const { return data_; }
+  std::size_t size() const { return size_; }
+
+ private:
+  const char* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
 /// The whole regular file at `path`, or nullopt with `why` saying why not (what InputFile
 /// says, or that it is larger than `limit` bytes).
 std::optional<std::string> read_file(const std::filesystem::path& path, std::size_t limit, std::string& why);
