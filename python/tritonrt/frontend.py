@@ -336,7 +336,6 @@ def _unreproduced(target):
 def _new_kernel(target, fallback_run, strict):
     """The C++ Kernel for `target` (a JITFunction, or a stack of decorators over one). `strict`:
     a stack tritonrt does not run exactly as its classes would is left to Python (install())."""
-    import inspect
     from triton.runtime.jit import JITFunction
     jit = _jit_inside(target)
     if jit is None:

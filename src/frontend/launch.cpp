@@ -130,15 +130,18 @@ PyObject* result_for(KernelObject* k, const Artifact& artifact) {
   }
   if (found == nullptr) found = new_result(k, artifact);
   if (found == nullptr) return nullptr;
+  // Held here: a tuner's __setattr__ is Python, which may launch (and add to p.results).
+  Ref object(Py_NewRef(found->object));
   if (found->tuned != nullptr) {
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(found->tuned); ++i) {
-      PyObject* pair = PyTuple_GET_ITEM(found->tuned, i);
+    const Ref tuned(Py_NewRef(found->tuned));
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(tuned.get()); ++i) {
+      PyObject* pair = PyTuple_GET_ITEM(tuned.get(), i);
       if (PyObject_SetAttr(PyTuple_GET_ITEM(pair, 0), state().s_best_config, PyTuple_GET_ITEM(pair, 1)) < 0) {
         return nullptr;
       }
     }
   }
-  return Py_NewRef(found->object);
+  return object.release();
 }
 
 // Why Triton's runtime settings keep tritonrt out of this call, as a Python str, or None.
