@@ -1,5 +1,6 @@
 """Kernels for the launch-overhead benchmark: 3, 8 and 19 runtime parameters, and two TMA
-tensor descriptors with a flag; almost no work.
+tensor descriptors with a flag; almost no work. Then `scale` plain and decorated, and a matmul
+tuned over 32 configs, as libraries write theirs, for the first-tuning benchmark.
 
 Each stores one value only when `flag` is non-zero; the benchmark passes flag = 0, so a
 launch costs what the launch path costs. Every parameter is used in the flagged branch so
@@ -48,3 +49,39 @@ tuned_scale = triton.autotune(configs=[triton.Config({"BLOCK": 1024}, num_warps=
                                        triton.Config({"BLOCK": 1024}, num_warps=4, num_stages=2)],
                               key=["n"])(scale)
 heuristic_scale = triton.heuristics({"BLOCK": lambda args: 1024 if args["n"] >= 4096 else 256})(scale)
+
+
+# A matmul autotuned as kernel libraries (and Triton's matmul tutorial) write theirs: 32
+# configs, each its own compile, timed on the first call of each (M, N, K).
+@triton.autotune(
+    configs=[
+        triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8}, num_stages=s, num_warps=w)
+        for bm in (64, 128) for bn in (64, 128) for bk in (32, 64) for s in (3, 4) for w in (4, 8)
+    ],
+    key=["M", "N", "K"],
+)
+@triton.jit
+def tuned_matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                 BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    pid = tl.program_id(0)
+    grid_m = tl.cdiv(M, BLOCK_M)
+    grid_n = tl.cdiv(N, BLOCK_N)
+    group = pid // (GROUP_M * grid_n)
+    first_m = group * GROUP_M
+    group_m = min(grid_m - first_m, GROUP_M)
+    pid_m = first_m + (pid % group_m)
+    pid_n = (pid % (GROUP_M * grid_n)) // group_m
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    a = a_ptr + rm[:, None] * stride_am + rk[None, :] * stride_ak
+    b = b_ptr + rk[:, None] * stride_bk + rn[None, :] * stride_bn
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        left = K - k * BLOCK_K
+        acc += tl.dot(tl.load(a, mask=(rm[:, None] < M) & (rk[None, :] < left), other=0.0),
+                      tl.load(b, mask=(rk[:, None] < left) & (rn[None, :] < N), other=0.0))
+        a += BLOCK_K * stride_ak
+        b += BLOCK_K * stride_bk
+    c = c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn
+    tl.store(c, acc.to(c_ptr.dtype.element_ty), mask=(rm[:, None] < M) & (rn[None, :] < N))

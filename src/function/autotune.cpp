@@ -286,12 +286,15 @@ void Autotune::time_candidates(const std::vector<std::size_t>& candidates, Resol
   const Progress progress(kernel_, layer_);
   void* const stream = r.launch->stream;
   const ArgumentRestore restore(kernel_, tuner, r, stream);
+  // All compiled (at once) before any is timed; each timed as Triton times it.
+  std::vector<MadeTrial> made = function.trials(layer_, candidates, r);
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     const std::size_t c = candidates[i];
     const auto& config = tuner.configs[c];
     progress.say("autotuning with config {}", config.text);
     try {
-      const std::unique_ptr<Trial> trial = function.trial(layer_, c, r);
+      if (made[i].error) std::rethrow_exception(made[i].error);
+      const std::unique_ptr<Trial> trial = std::move(made[i].trial);
       const auto once = [&] {
         // The block shapes a config's hook sets were read back when the trial was made (its
         // kernel depends on them); a Python one runs again before each launch for whatever

@@ -6,7 +6,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,11 +27,19 @@ class Trial {
   virtual void launch() = 0;
 };
 
-/// The function an autotuner tunes: it makes each config's trial through its own prepare,
-/// find and miss path (JitFunction::Impl).
+/// A config's trial, or why it could not be made (its compile failed, say).
+struct MadeTrial {
+  std::unique_ptr<Trial> trial;
+  std::exception_ptr error;
+};
+
+/// The function an autotuner tunes: it makes the configs' trials through its own prepare, find
+/// and miss path (JitFunction::Impl), the compiles they need running at once.
 class TrialMaker {
  public:
-  virtual std::unique_ptr<Trial> trial(std::size_t layer, std::size_t config, const Resolution& r) = 0;
+  /// One per entry of `configs`, in order.
+  virtual std::vector<MadeTrial> trials(std::size_t layer, std::span<const std::size_t> configs,
+                                        const Resolution& r) = 0;
 
  protected:
   ~TrialMaker() = default;

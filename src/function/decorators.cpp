@@ -9,6 +9,7 @@
 #include "common/compile_options.h"
 #include "common/hashing.h"
 #include "function/autotune.h"
+#include "function/concurrent_compiles.h"
 #include "function/heuristics.h"
 #include "function/jit_function_impl.h"
 #include "launch/launcher.h"
@@ -241,31 +242,64 @@ struct JitFunction::Impl::Candidate final : detail::Trial {
   }
 };
 
-std::unique_ptr<detail::Trial> JitFunction::Impl::trial(std::size_t layer, std::size_t config,
+std::vector<detail::MadeTrial> JitFunction::Impl::trials(std::size_t layer, std::span<const std::size_t> configs,
                                                         const detail::Resolution& r) {
-  auto c = std::make_unique<Candidate>();
-  c->args.assign(r.args, r.args + param_count);
-  c->options = r.options;
-  c->trial = std::make_unique<detail::Resolution>(c->args.data(), c->options, r);
-  detail::Resolution& trial = *c->trial;
   const detail::Autotune tuner(kernel, layer);
-  tuner.apply(config, trial);
-  // A config's hook may set the block shapes of the call's descriptors, which are part of
-  // what compiles: it runs once before the kernel is found (a Python one also before each
-  // timed launch).
-  if (trial.has_descriptors()) tuner.config_hook(config, trial);
-  apply_layers(layer + 1, kernel.layers.size(), trial);  // the decorators below see the config's values
-  detail::fill_unset(trial);
-  const detail::OptionsKey key(c->options);
-  const std::span<const Arg> args(c->args.data(), param_count);
-  prepare(kernel.signature, args, key, c->frame);
   const auto ctx = r.device->context;
-  c->entry = find(ctx, key, c->frame);
-  if (c->entry == nullptr) c->entry = &miss(c->options, ctx, key, c->frame);
-  c->grid = r.launch->grid_fn ? r.launch->grid_fn(BoundArgs(kernel.signature, args)) : r.launch->grid;
-  c->stream = r.launch->stream;
-  c->kernel_name = kernel.signature.name;
-  return c;
+  std::vector<detail::MadeTrial> made(configs.size());
+  std::vector<std::unique_ptr<Candidate>> candidates(configs.size());
+  // First each config's call, in order on this thread (its hooks and heuristics run here),
+  // specialized and looked up in the context's table.
+  std::vector<std::size_t> missing;
+  std::vector<Specialization> specs;
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    try {
+      auto c = std::make_unique<Candidate>();
+      c->args.assign(r.args, r.args + param_count);
+      c->options = r.options;
+      c->trial = std::make_unique<detail::Resolution>(c->args.data(), c->options, r);
+      detail::Resolution& trial = *c->trial;
+      tuner.apply(configs[i], trial);
+      // A config's hook may set the block shapes of the call's descriptors, which are part of
+      // what compiles: it runs once before the kernel is found (a Python one also before each
+      // timed launch).
+      if (trial.has_descriptors()) tuner.config_hook(configs[i], trial);
+      apply_layers(layer + 1, kernel.layers.size(), trial);  // the decorators below see the config's values
+      detail::fill_unset(trial);
+      const std::span<const Arg> args(c->args.data(), param_count);
+      prepare(kernel.signature, args, detail::OptionsKey(c->options), c->frame);
+      c->entry = find(ctx, detail::OptionsKey(c->options), c->frame);
+      if (c->entry == nullptr) {
+        missing.push_back(i);
+        specs.push_back(specialization_of(kernel.signature, c->frame.args, c->frame.codes));
+      }
+      c->grid = r.launch->grid_fn ? r.launch->grid_fn(BoundArgs(kernel.signature, args)) : r.launch->grid;
+      c->stream = r.launch->stream;
+      c->kernel_name = kernel.signature.name;
+      candidates[i] = std::move(c);
+    } catch (...) {
+      made[i].error = std::current_exception();
+    }
+  }
+  // Then what none of this process's tables holds, compiled at once (or read from the index).
+  const auto compiled_errors = detail::run_concurrently(missing.size(), [&](std::size_t j) {
+    const Candidate& c = *candidates[missing[j]];
+    compile_specialized(r.device->target, c.options, c.frame.args, std::move(specs[j]));
+  });
+  // Last the modules loaded, in order: miss finds each compiled artifact in memory.
+  for (std::size_t j = 0; j < missing.size(); ++j) {
+    const std::size_t i = missing[j];
+    try {
+      if (compiled_errors[j]) std::rethrow_exception(compiled_errors[j]);
+      Candidate& c = *candidates[i];
+      c.entry = &miss(c.options, ctx, detail::OptionsKey(c.options), c.frame);
+    } catch (...) {
+      made[i].error = std::current_exception();
+      candidates[i].reset();
+    }
+  }
+  for (std::size_t i = 0; i < configs.size(); ++i) made[i].trial = std::move(candidates[i]);
+  return made;
 }
 
 }  // namespace tritonrt

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "function/jit_function_impl.h"
+#include "function/concurrent_compiles.h"
 #include "common/compile_options.h"
 #include "common/errors.h"
 #include "common/record_key.h"
@@ -165,24 +166,33 @@ std::vector<ConfigArtifact> JitFunction::compile_configs_packed(const Target& ta
   detail::bind_call(given, r);
   impl_->apply_layers(0, layer, r);
   const detail::Autotune autotune(impl_->kernel, layer);
-  std::vector<ConfigArtifact> out;
-  for (const std::size_t c : autotune.candidates(r)) {
-    ConfigArtifact result;
-    result.config = tuner->configs[c].text;
-    std::vector<Arg> args = outer;
-    CompileOptions config_options = outer_options;
-    detail::Resolution trial(args.data(), config_options, r);
-    autotune.apply(c, trial);
+  const std::vector<std::size_t> candidates = autotune.candidates(r);
+  std::vector<std::vector<Arg>> config_args(candidates.size(), outer);
+  std::vector<CompileOptions> config_options(candidates.size(), outer_options);
+  // Each config's resolution lives until its compile: it holds the descriptors its hook reshaped.
+  std::vector<std::unique_ptr<detail::Resolution>> trials;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    detail::Resolution& trial =
+        *trials.emplace_back(std::make_unique<detail::Resolution>(config_args[i].data(), config_options[i], r));
+    autotune.apply(candidates[i], trial);
     // As a launch's trial: with descriptors, the config's hook sets their block shapes.
-    if (trial.has_descriptors()) autotune.config_hook(c, trial);
+    if (trial.has_descriptors()) autotune.config_hook(candidates[i], trial);
     impl_->apply_layers(layer + 1, layers.size(), trial);
     detail::fill_unset(trial);
+  }
+  // The configs compile at once (function/concurrent_compiles.h).
+  std::vector<ConfigArtifact> out(candidates.size());
+  const auto errors = detail::run_concurrently(candidates.size(), [&](std::size_t i) {
+    out[i].artifact = impl_->compile(signature_, target, config_options[i], std::span<const Arg>(config_args[i]));
+  });
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    out[i].config = tuner->configs[candidates[i]].text;
+    if (!errors[i]) continue;
     try {
-      result.artifact = impl_->compile(signature_, target, config_options, std::span<const Arg>(args));
+      std::rethrow_exception(errors[i]);
     } catch (const CompileError& e) {
-      result.error = e.what();
+      out[i].error = e.what();
     }
-    out.push_back(std::move(result));
   }
   return out;
 }

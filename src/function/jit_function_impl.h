@@ -98,9 +98,11 @@ struct [[gnu::visibility("hidden")]] JitFunction::Impl final : detail::TrialMake
   void check_chosen_config(std::ptrdiff_t config) const;
   /// Applies decorator layers [first, last) to `r`.
   void apply_layers(std::size_t first, std::size_t last, detail::Resolution & r);
-  /// An autotune config's trial (autotune.h), made through this function's prepare, find and miss path.
+  /// Autotune configs' trials (autotune.h), made through this function's prepare, find and miss
+  /// path, the compiles they need run at once (function/concurrent_compiles.h).
   struct Candidate;
-  std::unique_ptr<detail::Trial> trial(std::size_t layer, std::size_t config, const detail::Resolution& r) override;
+  std::vector<detail::MadeTrial> trials(std::size_t layer, std::span<const std::size_t> configs,
+                                        const detail::Resolution& r) override;
 
   /// Triton's specialization of a call whose every argument is bound (no decorators).
   Specialization specialize(const KernelSignature& sig, std::span<const Arg> args) const;

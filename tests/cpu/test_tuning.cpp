@@ -1,15 +1,19 @@
 // Autotuning without a GPU: Triton-compiled kernels tuned against the stand-in driver, whose
 // clock makes each config's time predictable (a fixed time per launch plus a cost per
 // program). Checks the choice, that a tuned key is a lookup, that concurrent first calls tune
-// once, reset_to_zero, and that C++ and Triton's own Autotuner share persisted results.
+// once, that a tuning's configs compile at once, reset_to_zero, and that C++ and Triton's own
+// Autotuner share persisted results.
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
 #include <atomic>
 #include <barrier>
+#include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -138,6 +142,63 @@ TEST_F(Tuning, ConcurrentFirstCallsTuneOnce) {
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(launches() - before, tuning + kThreads);
+}
+
+// A tuning compiles its configs at once, on TRITONRT_COMPILE_THREADS threads (1: one after
+// another, as Triton does), skips the one that does not compile and picks the same config.
+TEST_F(Tuning, ConfigsCompileAtOnceOnTheThreadsAsked) {
+  struct Span {
+    double start, end;  // ms on the steady clock
+  };
+  std::mutex mutex;
+  std::vector<Span> compiles;
+  const LogLevel level = log_level();
+  set_log_level(LogLevel::info);
+  set_log_handler([&](LogLevel, std::string_view message) {
+    const auto took = message.find(": took ");  // a failed compile says "failed after"
+    if (message.find("compiling for cuda:") == std::string_view::npos || took == std::string_view::npos) return;
+    const double ms = std::stod(std::string(message.substr(took + 7)));
+    const double now =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    std::lock_guard lock(mutex);
+    compiles.push_back({now - ms, now});
+  });
+  const auto overlapping = [&] {
+    std::sort(compiles.begin(), compiles.end(), [](const Span& a, const Span& b) { return a.start < b.start; });
+    for (std::size_t i = 1; i < compiles.size(); ++i) {
+      if (compiles[i].start < compiles[i - 1].end) return true;
+    }
+    return false;
+  };
+  auto& fn = JitFunction::get(kKernels + "/decorator_cases.py", "many_configs_scale");
+  const int n = 1 << 16;
+  const DevicePtr x = buffer(4 * n);
+
+  setenv("TRITONRT_COMPILE_THREADS", "1", 1);
+  fn(config(), x, n);
+  EXPECT_EQ(last_launch().grid[0], static_cast<unsigned>(cdiv(n, 1024)));  // the fewest programs
+  EXPECT_EQ(compiles.size(), 3u);
+  EXPECT_FALSE(overlapping()) << "one thread compiled configs at the same time";
+
+  compiles.clear();
+  setenv("TRITONRT_COMPILE_THREADS", "4", 1);
+  fn(config(), x, n - 1);  // not a multiple of 16: every config compiles again
+  EXPECT_EQ(last_launch().grid[0], static_cast<unsigned>(cdiv(n - 1, 1024)));
+  EXPECT_EQ(compiles.size(), 3u);
+  EXPECT_TRUE(overlapping()) << "no two configs compiled at the same time on 4 threads";
+
+  setenv("TRITONRT_COMPILE_THREADS", "none", 1);
+  try {
+    fn(config(), x, n - 2);
+    ADD_FAILURE() << "TRITONRT_COMPILE_THREADS=none was accepted";
+  } catch (const ArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("TRITONRT_COMPILE_THREADS must be a whole number from 1 to 1024, got 'none'"),
+              std::string::npos)
+        << e.what();
+  }
+  unsetenv("TRITONRT_COMPILE_THREADS");
+  set_log_handler({});
+  set_log_level(level);
 }
 
 TEST_F(Tuning, ResetToZeroZeroesTheArgumentItNames) {

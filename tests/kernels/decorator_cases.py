@@ -1,6 +1,7 @@
 """Decorated kernels for tritonrt's edge cases: heuristics that count how often they run (a
 heuristic should run once per distinct value of what it reads, and not at all on a repeated
-call), one that fails, a tuner whose every config fails, a user pre_hook, and heuristics under a tuner."""
+call), one that fails, a tuner whose every config fails, one whose configs compile at once (one
+of them failing), a user pre_hook, and heuristics under a tuner."""
 import builtins
 
 import triton
@@ -78,3 +79,15 @@ def no_config_compiles(x_ptr, n, BLOCK: tl.constexpr):
     # tl.arange needs a power of two: neither config compiles.
     offs = tl.arange(0, BLOCK)
     tl.store(x_ptr + offs, 1.0, mask=offs < n)
+
+
+@triton.autotune(
+    # BLOCK 3 is not a power of two: that config does not compile and tuning skips it.
+    configs=[triton.Config({"BLOCK": b}, num_warps=w) for b, w in ((128, 1), (3, 4), (512, 4), (1024, 8))],
+    key=["n"],
+)
+@triton.jit
+def many_configs_scale(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0, mask=mask)

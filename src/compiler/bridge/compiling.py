@@ -45,32 +45,60 @@ def _specialized(fn, index, ty, key):
     return ty, key, None
 
 
+_swap_lock = threading.Lock()
+_swapped = {}  # (owner's id, attribute) -> [compiles using it, the value before the first]
+
+
+@contextlib.contextmanager
+def _set_while_compiling(owner, attribute, value):
+    """Sets a process-wide attribute (sys.stdout, say) for as long as any compile that asks for
+    it runs. Compiles overlap (a tuning's configs compile on several threads): the first in
+    saves the value it replaces, the last out puts it back, whatever order they finish in."""
+    key = (id(owner), attribute)
+    with _swap_lock:
+        entry = _swapped.get(key)
+        if entry is None:
+            entry = _swapped[key] = [0, getattr(owner, attribute)]
+            setattr(owner, attribute, value)
+        entry[0] += 1
+    try:
+        yield
+    finally:
+        with _swap_lock:
+            entry[0] -= 1
+            if entry[0] == 0:
+                setattr(owner, attribute, entry[1])
+                del _swapped[key]
+
+
+def _without_half_built_kernels(unraisable):
+    """The unraisable hook while tritonrt compiles: see _quiet_half_built_kernels."""
+    if getattr(unraisable.object, "__qualname__", "") == "CompiledKernel.__del__":
+        return
+    with _swap_lock:
+        entry = _swapped.get((id(sys), "unraisablehook"))
+    (entry[1] if entry is not None else sys.__unraisablehook__)(unraisable)
+
+
 @contextlib.contextmanager
 def _quiet_half_built_kernels():
     """Some Triton versions' CompiledKernel.__del__ fails on an object whose __init__ failed
     (reading a damaged cache entry): that cleanup noise is not the caller's; the entry's
-    failure itself is reported. Other unraisable exceptions pass on to the hook as usual. The
-    block appends to the list it is given when its compile failed: only then is there a
+    failure itself is reported. Other unraisable exceptions pass on to the hook that was set.
+    The block appends to the list it is given when its compile failed: only then is there a
     half-built kernel to collect (a collection costs a quarter of a second in a process holding
     torch, more than many a compile)."""
-    previous = sys.unraisablehook
-
-    def hook(unraisable):
-        if getattr(unraisable.object, "__qualname__", "") != "CompiledKernel.__del__":
-            previous(unraisable)
-
-    sys.unraisablehook = hook
     failed = []
-    try:
-        yield failed
-    except BaseException:
-        failed.append(True)
-        raise
-    finally:
-        if failed:
-            import gc
-            gc.collect()  # the half-built kernel goes now, while the hook above is in place
-        sys.unraisablehook = previous
+    with _set_while_compiling(sys, "unraisablehook", _without_half_built_kernels):
+        try:
+            yield failed
+        except BaseException:
+            failed.append(True)
+            raise
+        finally:
+            if failed:
+                import gc
+                gc.collect()  # the half-built kernel goes now, while the hook above is in place
 
 
 _MAX_CACHE_FILE = 1 << 30  # what tritonrt lets Triton read of one cache file (store/files.h: kMaxBinaryBytes)
@@ -319,7 +347,7 @@ def compile(handle, backend_name, arch, warp_size, specialization, options):
             try:
                 # In tritonrt's own interpreter Triton's prints (ptxas failures, dumps) go to stderr:
                 # the host program's stdout is its own.
-                with output, contextlib.redirect_stdout(sys.stderr) if common.embedded else contextlib.nullcontext():
+                with output, _set_while_compiling(sys, "stdout", sys.stderr) if common.embedded else contextlib.nullcontext():
                     kernel = triton.compile(source, target=target, options=parsed.__dict__)
             except Exception as e:
                 failed.append(True)
