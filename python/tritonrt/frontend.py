@@ -175,7 +175,6 @@ def _setup():
             kernel_for=_kernel_for,
             canonical_dtype=_canonical_dtype,
             torch_check=_torch_driver,
-            original_getitem=KernelInterface.__getitem__,
             tensor_type=sys.modules["torch"].Tensor if "torch" in sys.modules else None,
             descriptor_type=_descriptor_type("triton.tools.tensor_descriptor"),
             gluon_descriptor_type=_descriptor_type("triton.experimental.gluon.nvidia.hopper"),
@@ -299,6 +298,11 @@ _DECORATOR_METHODS = ("run", "_bench", "check_disk_cache", "do_bench", "warmup")
 _DECORATORS_IN_PYTHON = "its decorators run in Python"
 
 
+def _class_name(layer):
+    cls = type(layer)
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
 def _defined_by(cls, name):
     """The class of `cls`'s MRO that defines attribute `name`, or None."""
     for base in cls.__mro__:
@@ -316,8 +320,7 @@ def _unreproduced(target):
     for _ in range(64):
         if isinstance(layer, JITFunction):
             return None
-        cls = type(layer)
-        name = f"{cls.__module__}.{cls.__qualname__}"
+        cls, name = type(layer), _class_name(layer)
         if isinstance(layer, (Autotuner, Heuristics)):
             base = Autotuner if isinstance(layer, Autotuner) else Heuristics
             for method in _DECORATOR_METHODS:
@@ -410,7 +413,7 @@ def _result(kernel, metadata_json, hash, binary, binary_kind, cache_dir, special
             chosen.update({name: constants.get(name, options.get(name)) for name in layer.values})
         layer = getattr(layer, "fn", None)
     result = compiled
-    if _REPRODUCED_WRAPPERS.get(f"{type(kernel.target).__module__}.{type(kernel.target).__qualname__}") == "libentry":
+    if _REPRODUCED_WRAPPERS.get(_class_name(kernel.target)) == "libentry":
         for p in kernel.jit.params:  # LibEntry's constexprs: the decorators' choices, then defaults
             if p.is_constexpr and p.name not in chosen and p.default is not inspect.Parameter.empty:
                 chosen[p.name] = p.default

@@ -73,7 +73,6 @@ struct State {
   PyObject* tensor_type = nullptr;            ///< torch.Tensor, when torch is imported
   PyObject* descriptor_type = nullptr;        ///< triton.tools.tensor_descriptor.TensorDescriptor
   PyObject* gluon_descriptor_type = nullptr;  ///< triton.experimental.gluon.nvidia.hopper.TensorDescriptor
-  PyObject* original_getitem = nullptr;       ///< KernelInterface.__getitem__
   PyObject* compiler_namespace = nullptr;     ///< vars(torch.compiler), whose _is_compiling_flag is_compiling() reads
   const TorchApi* torch = nullptr;
   /// dtype objects by identity: torch's and triton.language's for pointers, the latter as constexprs.

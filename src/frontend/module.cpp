@@ -31,7 +31,6 @@ constexpr Slot kSlots[] = {
     {"kernel_for", &State::kernel_for},
     {"canonical_dtype", &State::canonical_dtype},
     {"torch_check", &State::torch_check},
-    {"original_getitem", &State::original_getitem},
 };
 
 bool read_dtypes(PyObject* list, std::vector<std::pair<PyObject*, DType>>& out, bool language) {

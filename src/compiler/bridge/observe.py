@@ -313,11 +313,15 @@ class Observer:
 
     def _reader(self, frame):
         """The module of the innermost frame, from `frame` outwards, of code outside the standard
-        library and installed distributions, while a module's code runs on this thread; None
-        otherwise (a read at run time is no module's input). Modules found finished (their code
-        no longer on the stack: run by a loader outside the import statement) are settled."""
+        library and installed distributions, while such a module's code runs on this thread; None
+        otherwise. While only library code is importing (its distribution's record stands for what
+        it reads), a function of another module called from there reads at run time, which is no
+        module's input, as is a read after the imports: then the stack is not walked, which the
+        imports of a large library would pay for on every file they open. Modules found finished
+        on the way (their code no longer on the stack: run by a loader outside the import
+        statement) are settled."""
         pending = getattr(self._local, "pending", None)
-        if not pending:
+        if not pending or all(self._is_library(m) for m in pending):
             return None
         found, running = None, set()
         while frame is not None:
@@ -325,18 +329,26 @@ class Observer:
                 running.add(id(frame.f_globals))
             if found is None:
                 module = self.modules.get(id(frame.f_globals))
-                if module is not None:
-                    if module.library is None:
-                        module.library = self._library(module.path) is not None
-                    if not module.library:
-                        found = module
+                if module is not None and not self._is_library(module):
+                    found = module
             frame = frame.f_back
+        self._settle_finished(pending, running)
+        return found
+
+    def _is_library(self, module):
+        if module.library is None:
+            module.library = self._library(module.path) is not None
+        return module.library
+
+    @staticmethod
+    def _settle_finished(pending, running):
+        """Settles the pending modules whose code is not among `running` (ids of the namespaces
+        of the module-level frames on the stack)."""
         if any(id(m.namespace) not in running for m in pending):
             for module in pending:
                 if id(module.namespace) not in running and module.snapshot is None:
                     module.snapshot = dict(module.namespace)
             pending[:] = [m for m in pending if id(m.namespace) in running]
-        return found
 
     def _blame(self, problem, frame):
         module = self._reader(frame)
@@ -482,6 +494,14 @@ class Observer:
         a new process loading the kernel would look for a module imported by name; `own_name`: the module of a kernel named by its file (found by its path, not its name)."""
         self._local.busy = True  # what this reads and lists is no module's
         try:
+            pending = getattr(self._local, "pending", None)
+            if pending:  # modules run outside an import statement that finished since (_reader)
+                running, frame = set(), sys._getframe()
+                while frame is not None:
+                    if frame.f_code.co_name == "<module>":
+                        running.add(id(frame.f_globals))
+                    frame = frame.f_back
+                self._settle_finished(pending, running)
             return self._inputs(roots, globals_read, search_path, own_name)
         finally:
             self._local.busy = False
