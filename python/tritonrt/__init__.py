@@ -45,6 +45,11 @@ __all__ = ["__version__", "cmake_prefix_path", "include_dir", "library_dir", "cl
 _FRONTEND = ("launcher", "Launcher", "CompiledKernel", "install", "uninstall", "installed")
 
 
+def __dir__():
+    # The front end's names too, though it is imported only when one is used.
+    return sorted({*globals(), *__all__, *_FRONTEND})
+
+
 def __getattr__(name):
     # The front end imports triton (and torch) only when it is used.
     if name in _FRONTEND:

@@ -391,9 +391,23 @@ const MappedKernel* find_bundled(std::string_view source, std::string_view name,
   if (!loaded.embedded_error.empty()) raise<ArtifactError>({name}, loaded.embedded_error);
   if (!loaded.environment_error.empty()) raise<ArtifactError>({name}, loaded.environment_error);
   if (loaded.bundles.empty()) return nullptr;
-  const auto it = loaded.kernels.find(bundle_identity(source, name));
+  const std::string identity = bundle_identity(source, name);
+  const auto it = loaded.kernels.find(identity);
   if (it == loaded.kernels.end()) {
-    why = "no loaded bundle holds " + bundle_identity(source, name);
+    // What they hold instead, kernels of the same name first: a module named otherwise than
+    // the bundle has it is the usual slip.
+    std::vector<std::string_view> held;
+    const std::string suffix = ":" + std::string(name);
+    for (const bool same_name : {true, false}) {
+      for (const auto& [other, entries] : loaded.kernels) {
+        if (std::string_view(other).ends_with(suffix) == same_name) held.push_back(other);
+      }
+    }
+    constexpr std::size_t kShown = 8;
+    why = "no loaded bundle holds " + identity + " (a kernel is found by its file's or module's last name and its "
+          "own; they hold ";
+    for (std::size_t i = 0; i < held.size() && i < kShown; ++i) why += (i ? ", " : "") + std::string(held[i]);
+    why += held.size() > kShown ? fmt::format(" and {} more)", held.size() - kShown) : std::string(")");
     return nullptr;
   }
   // A bundle whose entry was made from other sources does not stop the search of the next.

@@ -3,6 +3,7 @@
 // removed, and this process gets them by paths that never existed.
 
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "stand_in_driver.h"
 #include "store/files.h"
@@ -72,6 +73,28 @@ TEST(Bundle, ACallItDoesNotHoldNamesTheKernelTheSpecializationAndItsTargets) {
     EXPECT_NE(what.find("holds no artifact for this call (cuda:100|"), std::string::npos) << what;
     EXPECT_NE(what.find("it holds this kernel for cuda:80, cuda:90"), std::string::npos) << what;
     EXPECT_NE(what.find("is not here to compile it from"), std::string::npos) << what;
+  }
+  EXPECT_FALSE(python_is_mapped());
+}
+
+// A kernel no loaded bundle holds, in a process without Python: the error says how kernels are
+// found in bundles and what they hold, the kernel's namesakes first.
+TEST(Bundle, AKernelItDoesNotHoldListsWhatTheBundlesHold) {
+  load_bundle(deploy_bundle());
+  for (const auto& [source, name, identity, first] :
+       {std::tuple{"kernels/sigs.py", "plain", "sigs:plain", "signatures:plain"},
+        std::tuple{"kernels/signatures.py", "absent", "signatures:absent", "signatures:"}}) {
+    try {
+      JitFunction::get((kDeployed.parent_path() / source).string(), name);
+      ADD_FAILURE() << source << ":" << name << " was got";
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(std::string("no loaded bundle holds ") + identity + " (a kernel is found by its file's or module's last "
+                          "name and its own; they hold " + first),
+                std::string::npos)
+          << what;
+      EXPECT_NE(what.find("signatures:with_defaults"), std::string::npos) << what;
+    }
   }
   EXPECT_FALSE(python_is_mapped());
 }

@@ -35,6 +35,17 @@ def test_version_is_the_headers(tritonrt_package):
     assert tritonrt_package.__version__ == ".".join(parts)
 
 
+def test_dir_and_all_list_the_api_each_name_there(tritonrt_package):
+    # The front end (launcher, install, ...) is imported on first use, yet listed, and is there.
+    result = run_python("import tritonrt, json; print(json.dumps([dir(tritonrt), tritonrt.__all__])); "
+                        "[getattr(tritonrt, n) for n in tritonrt.__all__]", tritonrt_package)
+    assert result.returncode == 0, result.stderr
+    listed, everything = __import__("json").loads(result.stdout)
+    for name in ("launcher", "install", "uninstall", "installed", "Launcher", "CompiledKernel", "__version__"):
+        assert name in listed, name
+    assert {"launcher", "install", "uninstall", "installed"} <= set(everything)
+
+
 @installed_only
 def test_cmake_package_headers_and_libraries_are_in_the_package(tritonrt_package):
     config = Path(tritonrt_package.cmake_prefix_path) / "tritonrt" / "tritonrtConfig.cmake"
