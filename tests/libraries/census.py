@@ -1,0 +1,53 @@
+"""A pytest plugin for suites.py, loaded with `-p census`: under TRITONRT_INSTALL=1 it installs
+tritonrt before the suite imports anything (as the package's .pth does at start-up), then
+keeps each test's outcome, the calls of Triton's own launcher (CudaLauncher.__call__) and
+tritonrt's warnings that a kernel went Triton's own way, and writes them as JSON to the file
+TRITONRT_CENSUS names when the session ends."""
+import json
+import logging
+import os
+
+if os.environ.get("TRITONRT_INSTALL") == "1":
+    import tritonrt.frontend
+    tritonrt.frontend._install_from_environment()
+
+_outcomes = {}
+_launches = [0]
+_fallbacks = set()
+
+
+class _Fallbacks(logging.Handler):
+    def emit(self, record):
+        if record.levelno >= logging.WARNING:
+            _fallbacks.add(record.getMessage())
+
+
+def pytest_configure(config):
+    from triton.backends.nvidia import driver
+    launch = driver.CudaLauncher.__call__
+
+    def counted(self, *args, **kwargs):
+        _launches[0] += 1
+        return launch(self, *args, **kwargs)
+
+    driver.CudaLauncher.__call__ = counted
+    logging.getLogger("tritonrt").addHandler(_Fallbacks())
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call" or report.outcome != "passed":
+        if hasattr(report, "wasxfail"):
+            outcome = "xfailed" if report.skipped else "xpassed"
+        elif report.when != "call" and report.outcome == "failed":
+            outcome = "error"
+        else:
+            outcome = report.outcome
+        if _outcomes.get(report.nodeid) in (None, "passed"):
+            _outcomes[report.nodeid] = outcome
+
+
+def pytest_sessionfinish(session, exitstatus):
+    path = os.environ.get("TRITONRT_CENSUS")
+    if path:
+        with open(path, "w") as f:
+            json.dump({"outcomes": _outcomes, "triton_launches": _launches[0], "fallbacks": sorted(_fallbacks)}, f)
