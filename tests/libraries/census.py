@@ -2,7 +2,8 @@
 tritonrt before the suite imports anything (as the package's .pth does at start-up), then
 keeps each test's outcome, the calls of Triton's own launcher (CudaLauncher.__call__) and
 tritonrt's warnings that a kernel went Triton's own way, and writes them as JSON to the file
-TRITONRT_CENSUS names when the session ends."""
+TRITONRT_CENSUS names after each test (with the test running, if one is), so that a pass
+stopped from outside still tells what it did and where it was."""
 import json
 import logging
 import os
@@ -14,6 +15,7 @@ if os.environ.get("TRITONRT_INSTALL") == "1":
 _outcomes = {}
 _launches = [0]
 _fallbacks = set()
+_running = [None]
 
 
 class _Fallbacks(logging.Handler):
@@ -34,6 +36,11 @@ def pytest_configure(config):
     logging.getLogger("tritonrt").addHandler(_Fallbacks())
 
 
+def pytest_runtest_logstart(nodeid, location):
+    _running[0] = nodeid
+    _write()
+
+
 def pytest_runtest_logreport(report):
     if report.when == "call" or report.outcome != "passed":
         if hasattr(report, "wasxfail"):
@@ -46,8 +53,19 @@ def pytest_runtest_logreport(report):
             _outcomes[report.nodeid] = outcome
 
 
+def pytest_runtest_logfinish(nodeid, location):
+    _running[0] = None
+    _write()
+
+
 def pytest_sessionfinish(session, exitstatus):
+    _write()
+
+
+def _write():
     path = os.environ.get("TRITONRT_CENSUS")
     if path:
-        with open(path, "w") as f:
-            json.dump({"outcomes": _outcomes, "triton_launches": _launches[0], "fallbacks": sorted(_fallbacks)}, f)
+        with open(path + ".new", "w") as f:
+            json.dump({"outcomes": _outcomes, "triton_launches": _launches[0], "fallbacks": sorted(_fallbacks),
+                       "running": _running[0]}, f)
+        os.replace(path + ".new", path)

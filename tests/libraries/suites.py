@@ -48,17 +48,17 @@ def run_pass(name, source, files, seconds):
                    *files]
         begun = time.perf_counter()
         with subprocess.Popen(command, cwd=source, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              text=True) as process:
+                              text=True, start_new_session=True) as process:
             try:
                 output, finished = process.communicate(timeout=seconds)[0], True
             except subprocess.TimeoutExpired:
-                # Interrupted as a user would: pytest still ends its session, so the census of the
-                # tests that ran is written.
+                # Interrupted as a user would, pytest ends its session; what does not end soon
+                # (a test's child processes) is killed, the census left as the last test wrote it.
                 process.send_signal(signal.SIGINT)
                 try:
-                    output = process.communicate(timeout=60)[0]
+                    output = process.communicate(timeout=20)[0]
                 except subprocess.TimeoutExpired:
-                    process.kill()
+                    os.killpg(process.pid, signal.SIGKILL)
                     output = process.communicate()[0]
                 finished = False
         wall = time.perf_counter() - begun
@@ -94,15 +94,18 @@ def check(parser, options):
     device = torch.cuda.get_device_name() if torch.cuda.is_available() else "no GPU"
     print(f"{device} | {options.source.name} | {len(options.files)} test files | "
           f"fresh caches per pass")
-    results = {name: run_pass(name, options.source, options.files, options.seconds) for name in PASSES}
-    print(f"{'pass':<11} {'tests':>6}  {'outcomes':<48} {'seconds':>8} {'Triton launcher calls':>22}")
-    for name, r in results.items():
+    print(f"{'pass':<11} {'tests':>6}  {'outcomes':<48} {'seconds':>8} {'Triton launcher calls':>22}", flush=True)
+    results = {}
+    for name in PASSES:  # each told as it ends: a caller's own time limit may end this one
+        r = results[name] = run_pass(name, options.source, options.files, options.seconds)
         counts = collections.Counter(r["outcomes"].values())
         shown = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+        stopped = "" if r["finished"] else f"  (stopped after {options.seconds:.0f} s" + (
+            f", in {r['running']})" if r.get("running") else ")")
         print(f"{name:<11} {len(r['outcomes']):>6}  {shown:<48} {r['seconds']:8.1f} {str(r['triton_launches']):>22}"
-              f"{'' if r['finished'] else '  (stopped: time box)'}")
+              f"{stopped}", flush=True)
         if "problem" in r:
-            print(f"    {r['problem']}")
+            print(f"    {r['problem']}", flush=True)
     triton, installed = results["Triton"]["outcomes"], results["install()"]["outcomes"]
     both = sorted(set(triton) & set(installed))
     differing = [(t, triton[t], installed[t]) for t in both if triton[t] != installed[t]]
