@@ -1,7 +1,7 @@
 // What tritonrt does that takes time, made visible: an NVTX range for its lifetime, so that
 // Nsight Systems shows where a slow first call went (the header-only NVTX 3 of the CUDA
-// toolkit: nothing is loaded unless a profiler injects itself), and with TRITONRT_LOG=info
-// (or debug) a log line saying how long it took.
+// toolkit: nothing is loaded unless a profiler injects itself; none where tritonrt was built
+// without the toolkit), and with TRITONRT_LOG=info (or debug) a log line saying how long it took.
 #pragma once
 
 #include <fmt/format.h>

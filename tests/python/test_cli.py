@@ -563,7 +563,8 @@ def test_an_unknown_log_level_is_warned_about_once(run):
 def test_compiles_show_as_nvtx_ranges_and_in_the_log_with_durations(run, tmp_path):
     recorder = os.environ.get("TRITONRT_TEST_NVTX_RECORDER")
     if not recorder:
-        pytest.skip("TRITONRT_TEST_NVTX_RECORDER is not set (ctest sets it to the recording NVTX injection library)")
+        pytest.skip("TRITONRT_TEST_NVTX_RECORDER is not set (ctest sets it to the recording NVTX injection library "
+                    "where tritonrt was built with NVTX's headers)")
     ranges = tmp_path / "nvtx.log"
     result = run("compile", f"{SIGNATURES}:plain", "--target", "cuda:90", "--signature", PLAIN_ARGS,
                  env={"NVTX_INJECTION64_PATH": recorder, "TRITONRT_TEST_NVTX_LOG": str(ranges),
