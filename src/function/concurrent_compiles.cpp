@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <string_view>
+#include <system_error>
 #include <thread>
 
 #include "common/errors.h"
@@ -45,7 +46,13 @@ std::vector<std::exception_ptr> run_concurrently(std::size_t n, const std::funct
   GilReleased unlocked;  // the jobs take the GIL in turn to compile
   std::vector<std::thread> helpers;
   helpers.reserve(threads > 0 ? threads - 1 : 0);
-  for (std::size_t t = 1; t < threads; ++t) helpers.emplace_back(work);
+  for (std::size_t t = 1; t < threads; ++t) {
+    try {
+      helpers.emplace_back(work);
+    } catch (const std::system_error&) {
+      break;  // no more threads to be had: those running (this one at least) do the rest
+    }
+  }
   work();
   for (auto& h : helpers) h.join();
   return errors;

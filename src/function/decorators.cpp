@@ -269,13 +269,14 @@ std::vector<detail::MadeTrial> JitFunction::Impl::trials(std::size_t layer, std:
       const std::span<const Arg> args(c->args.data(), param_count);
       prepare(kernel.signature, args, detail::OptionsKey(c->options), c->frame);
       c->entry = find(ctx, detail::OptionsKey(c->options), c->frame);
-      if (c->entry == nullptr) {
-        missing.push_back(i);
-        specs.push_back(specialization_of(kernel.signature, c->frame.args, c->frame.codes));
-      }
       c->grid = r.launch->grid_fn ? r.launch->grid_fn(BoundArgs(kernel.signature, args)) : r.launch->grid;
       c->stream = r.launch->stream;
       c->kernel_name = kernel.signature.name;
+      if (c->entry == nullptr) {
+        Specialization spec = specialization_of(kernel.signature, c->frame.args, c->frame.codes);
+        specs.push_back(std::move(spec));
+        missing.push_back(i);  // with everything its compile needs made
+      }
       candidates[i] = std::move(c);
     } catch (...) {
       made[i].error = std::current_exception();

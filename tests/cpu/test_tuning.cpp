@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -205,6 +206,27 @@ TEST_F(Tuning, ConfigsCompileAtOnceOnTheThreadsAsked) {
   unsetenv("TRITONRT_COMPILE_THREADS");
   set_log_handler({});
   set_log_level(level);
+}
+
+// A grid function that throws for one config while the configs are made ready (n = 1, a
+// specialization no earlier test compiled): the call fails with its error, as it would
+// launching that config, and the next call tunes.
+TEST_F(Tuning, AGridThatThrowsWhileTuningFailsTheCallWithItsError) {
+  auto& fn = JitFunction::get(kKernels + "/decorator_cases.py", "many_configs_scale");
+  const DevicePtr x = buffer(4);
+  LaunchConfig throwing = config();
+  throwing.grid_fn = [](const BoundArgs& a) {
+    if (a.integer("BLOCK") == 512) throw std::runtime_error("no grid for BLOCK 512");
+    return Grid{cdiv(a.integer("n"), a.integer("BLOCK"))};
+  };
+  try {
+    fn(throwing, x, 1);
+    ADD_FAILURE() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), "no grid for BLOCK 512");
+  }
+  fn(config(), x, 1);
+  EXPECT_EQ(last_launch().grid[0], 1u);
 }
 
 TEST_F(Tuning, ResetToZeroZeroesTheArgumentItNames) {
