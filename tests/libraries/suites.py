@@ -90,8 +90,11 @@ def check(parser, options):
     missing = [f for f in options.files if not (options.source / f).is_file()]
     if missing:
         parser.error(f"not in {options.source}: {', '.join(missing)}")
-    import torch
-    device = torch.cuda.get_device_name() if torch.cuda.is_available() else "no GPU"
+    try:
+        import torch
+        device = torch.cuda.get_device_name() if torch.cuda.is_available() else "no GPU"
+    except ImportError:
+        device = "no torch"
     print(f"{device} | {options.source.name} | {len(options.files)} test files | "
           f"fresh caches per pass")
     print(f"{'pass':<11} {'tests':>6}  {'outcomes':<48} {'seconds':>8} {'Triton launcher calls':>22}", flush=True)
