@@ -266,9 +266,10 @@ std::vector<detail::MadeTrial> JitFunction::Impl::trials(std::size_t layer, std:
       if (trial.has_descriptors()) tuner.config_hook(configs[i], trial);
       apply_layers(layer + 1, kernel.layers.size(), trial);  // the decorators below see the config's values
       detail::fill_unset(trial);
+      const detail::OptionsKey key(c->options);
       const std::span<const Arg> args(c->args.data(), param_count);
-      prepare(kernel.signature, args, detail::OptionsKey(c->options), c->frame);
-      c->entry = find(ctx, detail::OptionsKey(c->options), c->frame);
+      prepare(kernel.signature, args, key, c->frame);
+      c->entry = find(ctx, key, c->frame);
       c->grid = r.launch->grid_fn ? r.launch->grid_fn(BoundArgs(kernel.signature, args)) : r.launch->grid;
       c->stream = r.launch->stream;
       c->kernel_name = kernel.signature.name;

@@ -44,8 +44,8 @@ def run_pass(name, source, files, seconds):
                # absolute: the pass runs in the source's folder
                "PYTHONPATH": os.pathsep.join([str(HERE), *(os.path.abspath(p) for p in
                                                           os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)])}
-        command = [sys.executable, "-m", "pytest", "-q", "-p", "census", "-p", "no:cacheprovider", "-o", "log_cli=false",
-                   *files]
+        command = [sys.executable, "-m", "pytest", "-q", "-p", "census", "-p", "no:cacheprovider",
+                   "-o", "log_cli=false", *files]
         begun = time.perf_counter()
         with subprocess.Popen(command, cwd=source, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               text=True, start_new_session=True) as process:
@@ -64,8 +64,9 @@ def run_pass(name, source, files, seconds):
         wall = time.perf_counter() - begun
         if not census.exists():
             tail = "\n".join(output.strip().splitlines()[-15:])
+            stopped = "" if finished else f" (stopped after {seconds:.0f} s)"
             return {"outcomes": {}, "triton_launches": None, "fallbacks": [], "seconds": wall, "finished": finished,
-                    "problem": f"the pass left no census{'' if finished else f' (stopped after {seconds:.0f} s)'}:\n{tail}"}
+                    "problem": f"the pass left no census{stopped}:\n{tail}"}
         result = json.loads(census.read_text())
         result.update(seconds=wall, finished=finished)
         return result

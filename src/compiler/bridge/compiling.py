@@ -347,7 +347,8 @@ def compile(handle, backend_name, arch, warp_size, specialization, options):
             try:
                 # In tritonrt's own interpreter Triton's prints (ptxas failures, dumps) go to stderr:
                 # the host program's stdout is its own.
-                with output, _set_while_compiling(sys, "stdout", sys.stderr) if common.embedded else contextlib.nullcontext():
+                quiet = _set_while_compiling(sys, "stdout", sys.stderr) if common.embedded else contextlib.nullcontext()
+                with output, quiet:
                     kernel = triton.compile(source, target=target, options=parsed.__dict__)
             except Exception as e:
                 failed.append(True)

@@ -119,15 +119,15 @@ def write_tuning(handle, layer, backend_name, arch, warp_size, key, configs, tim
 def remembered_choice(handle, layer, key):
     """The index of the config decorator `layer`'s own memory (Autotuner.cache, filled by
     Triton's path in this process) holds for tuning key `key`, or None."""
-    memory = getattr(decorator_stacks[handle][layer], "cache", None)
+    tuner = decorator_stacks[handle][layer]
+    memory = getattr(tuner, "cache", None)
     config = memory.get(_key_tuple(key)) if isinstance(memory, dict) else None
     if config is None:
         return None
-    configs = decorator_stacks[handle][layer].configs
-    for i, candidate in enumerate(configs):
+    for i, candidate in enumerate(tuner.configs):
         if candidate is config:
             return i
-    return next((i for i, candidate in enumerate(configs) if candidate == config), None)
+    return next((i for i, candidate in enumerate(tuner.configs) if candidate == config), None)
 
 
 def remember_choice(handle, layer, key, config):

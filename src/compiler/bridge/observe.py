@@ -323,16 +323,13 @@ class Observer:
         pending = getattr(self._local, "pending", None)
         if not pending or all(self._is_library(m) for m in pending):
             return None
-        found, running = None, set()
-        while frame is not None:
-            if frame.f_code.co_name == "<module>":
-                running.add(id(frame.f_globals))
-            if found is None:
-                module = self.modules.get(id(frame.f_globals))
-                if module is not None and not self._is_library(module):
-                    found = module
-            frame = frame.f_back
-        self._settle_finished(pending, running)
+        found, walked = None, frame
+        while walked is not None and found is None:
+            module = self.modules.get(id(walked.f_globals))
+            if module is not None and not self._is_library(module):
+                found = module
+            walked = walked.f_back
+        self._settle_finished(pending, frame)
         return found
 
     def _is_library(self, module):
@@ -341,9 +338,14 @@ class Observer:
         return module.library
 
     @staticmethod
-    def _settle_finished(pending, running):
-        """Settles the pending modules whose code is not among `running` (ids of the namespaces
-        of the module-level frames on the stack)."""
+    def _settle_finished(pending, frame):
+        """Settles the pending modules whose module-level code is not on the stack from `frame`
+        outwards."""
+        running = set()
+        while frame is not None:
+            if frame.f_code.co_name == "<module>":
+                running.add(id(frame.f_globals))
+            frame = frame.f_back
         if any(id(m.namespace) not in running for m in pending):
             for module in pending:
                 if id(module.namespace) not in running and module.snapshot is None:
@@ -496,12 +498,7 @@ class Observer:
         try:
             pending = getattr(self._local, "pending", None)
             if pending:  # modules run outside an import statement that finished since (_reader)
-                running, frame = set(), sys._getframe()
-                while frame is not None:
-                    if frame.f_code.co_name == "<module>":
-                        running.add(id(frame.f_globals))
-                    frame = frame.f_back
-                self._settle_finished(pending, running)
+                self._settle_finished(pending, sys._getframe())
             return self._inputs(roots, globals_read, search_path, own_name)
         finally:
             self._local.busy = False
