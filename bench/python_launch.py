@@ -1,15 +1,20 @@
 """Host cost of a Triton kernel launched from Python (cache hit): tritonrt's launcher against
 Triton's `kernel[grid]`, Triton's `CompiledKernel.run` and torch's static launcher, at 3 / 8 /
 19 arguments (bench/kernels.py) and on third-party libraries' kernels as they launch them
-(through the launcher, under tritonrt.install() and on Triton's path); then the libraries' own functions (their Python, allocations and launch) on Triton's path and
-under tritonrt.install(). The C++ rows (tritonrt from C++, a bare cuLaunchKernel) are read from
-bench/results/launch_overhead.json, written by tritonrt_bench_launch on the same machine.
+(through the launcher, under tritonrt.install() and on Triton's path, then the same calls from
+C++ through tritonrt); then the libraries' own functions (their Python, allocations and
+launch) on Triton's path and under tritonrt.install(). The C++ rows of the 3 / 8 / 19-argument
+kernels (tritonrt from C++, a bare cuLaunchKernel) are read from
+bench/results/launch_overhead.json, written by tritonrt_bench_launch on the same machine; those
+of the libraries' kernels come from tritonrt_library_launch_child (build-gpu/ or build/, or
+TRITONRT_LIBRARY_LAUNCH_CHILD), run here on the cases this script writes.
 
     PYTHONPATH=build/python python bench/python_launch.py [bench/results/python_launch.json]
 
-Prints a table (medians of 50 repetitions of 2,000 launches, host microseconds per launch; the
-methods of one case take turns, repetition by repetition, so that a host busier at one moment
-weighs on each alike) and writes the JSON. Needs a GPU.
+Prints a table (medians of 200 repetitions of 500 launches, as tritonrt_bench_launch times,
+host microseconds per launch; the methods of one case take turns, repetition by repetition, so
+that a host busier at one moment weighs on each alike; the C++ calls of the libraries' kernels
+run after, in their own process) and writes the JSON. Needs a GPU.
 """
 import json
 import os
@@ -28,7 +33,9 @@ import kernels  # noqa: E402
 
 import tritonrt  # noqa: E402
 
-REPS, PER_REP = 50, 2000
+# As tritonrt_bench_launch times its C++ rows: launches per repetition well below the queue depth.
+REPS, PER_REP = 200, 500
+CPP_METHOD = "C++: tritonrt fn(config, args...)"
 os.environ.setdefault("GEMS_VENDOR", "nvidia")
 os.environ.setdefault("FLAGGEMS_DB_URL", "sqlite:///:memory:")
 
@@ -107,12 +114,56 @@ def launch_rows(stream):
     return rows
 
 
+def grid_for(dimensions):
+    """A grid as the library writes it, from its dimensions (an int, or ("cdiv", n, NAME):
+    cdiv(n, the call's NAME), which makes it a grid(META) function)."""
+    if all(isinstance(d, int) for d in dimensions):
+        return tuple(dimensions)
+    return lambda meta: tuple(d if isinstance(d, int) else triton.cdiv(d[1], meta[d[2]]) for d in dimensions)
+
+
+OPTION_NAMES = ("num_warps", "num_stages", "num_ctas")
+DTYPE_NAMES = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16", torch.int32: "i32",
+               torch.int64: "i64"}
+
+
+def cpp_case(name, module, attribute, kernel, dimensions, args, kwargs):
+    """The call as tritonrt_library_launch_child makes it from C++: the parameters no decorator
+    sets, positionally, up to the last one the call gives (defaults between), the options
+    apart; each tensor a buffer of its dtype and size."""
+    from triton.runtime.autotuner import Autotuner, Heuristics
+    set_by_decorators, layer = set(), kernel
+    while not isinstance(layer, triton.runtime.JITFunction):
+        if isinstance(layer, Autotuner):
+            set_by_decorators |= {k for config in layer.configs for k in config.kwargs}
+        elif isinstance(layer, Heuristics):
+            set_by_decorators |= set(layer.values)
+        layer = layer.fn
+    given = {**dict(zip(layer.arg_names, args)), **{k: v for k, v in kwargs.items() if k not in OPTION_NAMES}}
+    params = [p for p in layer.params if p.name not in set_by_decorators]
+    last = max(i for i, p in enumerate(params) if p.name in given)
+
+    def described(value):
+        if isinstance(value, torch.Tensor):
+            return {"kind": "tensor", "dtype": DTYPE_NAMES[value.dtype], "bytes": value.numel() * value.element_size()}
+        if value is None:
+            return {"kind": "none"}
+        kind = {bool: "bool", int: "int", float: "float"}[type(value)]
+        return {"kind": kind, "value": value}
+
+    return {"name": name, "module": module, "kernel": attribute,
+            "grid": [list(d) if isinstance(d, tuple) else d for d in dimensions],
+            "options": {k: v for k, v in kwargs.items() if k in OPTION_NAMES},
+            "args": [described(given.get(p.name, p.default)) for p in params[:last + 1]],
+            "reps": REPS, "per_rep": PER_REP}
+
+
 def library_rows(stream):
     """Each library's kernel launched with the arguments its own code passes (keywords
     included): through tritonrt.launcher(kernel), with kernel[grid] under tritonrt.install(),
-    and on Triton's own path."""
+    and on Triton's own path; and the cases for the same calls from C++."""
     import importlib
-    rows = []
+    rows, cpp_cases = [], []
     M, N = 32, 4096
     x = torch.randn(M, N, device="cuda")
     y = torch.empty_like(x)
@@ -128,8 +179,7 @@ def library_rows(stream):
         "liger rms_norm (plain, keywords)": ("liger_kernel.ops.rms_norm", "_rms_norm_forward_kernel", (M, ),
                                              (y, N, x, N, w, 1, rstd, 1, N, 1e-6, 0.0, 1),
                                              dict(elementwise_affine=True, BLOCK_SIZE=4096, num_warps=8)),
-        "liger dyt (autotune)": ("liger_kernel.ops.dyt", "_dyt_fwd_kernel",
-                                 lambda meta: (triton.cdiv(N, meta["BLOCK_N"]), M),
+        "liger dyt (autotune)": ("liger_kernel.ops.dyt", "_dyt_fwd_kernel", (("cdiv", N, "BLOCK_N"), M),
                                  (x, y, torch.ones(1, device="cuda"), w, w, True, N), {}),
         "FlagGems rms_norm (libentry)": ("flag_gems.ops.rms_norm", "rms_norm_kernel", (M, ),
                                          (y, rstd, x, w, N, 1, N, 1, N, 1e-6, 4096), {}),
@@ -143,12 +193,13 @@ def library_rows(stream):
             dict(s=g, o=g_out, scale=None, cu_seqlens=None, chunk_indices=None, T=256, B=2, H=3, BT=64,
                  REVERSE=False, USE_GRAPH=False)),
     }
-    for name, (module, attribute, grid, args, kwargs) in cases.items():
+    for name, (module, attribute, dimensions, args, kwargs) in cases.items():
         try:
             kernel = getattr(importlib.import_module(module), attribute)
         except Exception as e:
             rows.append((name, "import", f"unavailable: {type(e).__name__}: {e}"))
             continue
+        grid = grid_for(dimensions)
         fast = tritonrt.launcher(kernel)
         kernel[grid](*args, **kwargs)
         fast[grid](*args, **kwargs)
@@ -160,8 +211,32 @@ def library_rows(stream):
             "tritonrt.install(), kernel[grid](...)": (tritonrt.install, lambda: kernel[grid](*args, **kwargs)),
             "Triton kernel[grid](...)": (tritonrt.uninstall, lambda: kernel[grid](*args, **kwargs)),
         }, stream)
+        cpp_cases.append(cpp_case(name, module, attribute, kernel, dimensions, args, kwargs))
     tritonrt.uninstall()
-    return rows
+    return rows, cpp_cases
+
+
+def library_cpp_rows(cases):
+    """The library cases called from C++ (tritonrt_library_launch_child, in a process of its
+    own), or why not."""
+    import subprocess
+    import tempfile
+    built = [HERE.parent / folder / "bench" / "tritonrt_library_launch_child" for folder in ("build-gpu", "build")]
+    child = os.environ.get("TRITONRT_LIBRARY_LAUNCH_CHILD") or next((str(p) for p in built if p.is_file()), None)
+    if child is None:
+        return [(c["name"], CPP_METHOD, "unavailable: tritonrt_library_launch_child is not built")
+                for c in cases]
+    with tempfile.TemporaryDirectory() as scratch:
+        given, got = Path(scratch) / "cases.json", Path(scratch) / "results.json"
+        given.write_text(json.dumps(cases))
+        done = subprocess.run([child, str(given), str(got)], capture_output=True, text=True)
+        if done.returncode != 0 or not got.is_file():
+            why = (done.stderr.strip().splitlines() or ["no output"])[-1]
+            return [(c["name"], CPP_METHOD, f"unavailable: the child failed: {why}")
+                    for c in cases]
+        results = json.loads(got.read_text())["results"]
+    return [(r["case"], CPP_METHOD,
+             float(r["median_us"]) if "median_us" in r else f"unavailable: {r.get('error', '?')}") for r in results]
 
 
 def function_rows(stream):
@@ -239,30 +314,34 @@ def main():
     output = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE / "results" / "python_launch.json"
     stream = torch.cuda.Stream()
     with torch.cuda.stream(stream):
-        rows = launch_rows(stream) + library_rows(stream) + function_rows(stream)
+        library, cases = library_rows(stream)
+        rows = launch_rows(stream) + library + function_rows(stream)
+    rows += library_cpp_rows(cases)
     cpp, note = cpp_rows()
     rows += cpp
     print(f"{torch.cuda.get_device_name()} | torch {torch.__version__} | triton {triton.__version__} | {note}")
     value = {(c, m): v for c, m, v in rows if isinstance(v, float)}
 
     def ratios(case, v):
-        """(x a bare C++ cuLaunchKernel, x Triton's kernel[grid]) for a measured row."""
+        """(x a bare C++ cuLaunchKernel, x tritonrt from C++, x Triton's kernel[grid]) for a
+        measured row."""
         bare = value.get((case, "C++: cuLaunchKernel (bare)"))
+        cpp = value.get((case, CPP_METHOD))
         jit = value.get((case, "Triton kernel[grid](...)"), value.get((case, "Triton, the library's function")))
-        return (v / bare if bare else None), (v / jit if jit else None)
+        return tuple(v / base if base else None for base in (bare, cpp, jit))
 
-    print(f"{'case':<46} {'method':<42} {'host us/call':>12} {'x bare':>8} {'x Triton':>9}")
+    print(f"{'case':<46} {'method':<42} {'host us/call':>12} {'x bare':>8} {'x C++':>8} {'x Triton':>9}")
     results = []
     for case, method, v in rows:
         if not isinstance(v, float):
             print(f"{case:<46} {method:<42}   {v}")
             results.append({"case": case, "method": method, "error": v})
             continue
-        bare, jit = ratios(case, v)
+        bare, cpp, jit = ratios(case, v)
         shown = lambda r: f"{r:8.2f}" if r is not None else f"{'-':>8}"  # noqa: E731
-        print(f"{case:<46} {method:<42} {v:12.2f} {shown(bare)} {shown(jit):>9}")
+        print(f"{case:<46} {method:<42} {v:12.2f} {shown(bare)} {shown(cpp)} {shown(jit):>9}")
         results.append({"case": case, "method": method, "median_us": v, "ratio_to_bare_cuLaunchKernel": bare,
-                        "ratio_to_triton_kernel_grid": jit})
+                        "ratio_to_tritonrt_from_cpp": cpp, "ratio_to_triton_kernel_grid": jit})
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps({
         "device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,

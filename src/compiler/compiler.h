@@ -129,6 +129,15 @@ struct CompiledFiles {
   std::string unreadable;   ///< why Triton could not read its cache entry (then the rest is empty)
 };
 
+/// How a tuning chose: each config timed (Triton's three quantiles, in ms; infinite where it
+/// failed), by index in the tuner's configs, and the seconds the timing took (0 when the
+/// timings were read from a persisted result).
+struct TuningTimes {
+  std::vector<std::size_t> configs;
+  std::vector<std::vector<double>> timings;
+  double seconds = 0;
+};
+
 /// The module's interface: answers straight from the bridge, parsed by the functions below.
 class Compiler {
  public:
@@ -177,9 +186,11 @@ class Compiler {
   /// own memory (Triton's Autotuner.cache: chosen by Triton's path in this process), or nothing.
   virtual std::optional<std::size_t> remembered_choice(const KernelDescription& kernel, std::size_t layer,
                                                        const std::vector<Arg>& key) = 0;
-  /// Puts `config` in that memory for `key`, as Triton's Autotuner.run keeps its choice.
+  /// Puts `config` in that memory for `key`, as Triton's Autotuner.run keeps its choice; where
+  /// the choice was timed (or read from a persisted result), `timed` says how, for the tuner's
+  /// configs_timings and bench_time.
   virtual void remember_choice(const KernelDescription& kernel, std::size_t layer, const std::vector<Arg>& key,
-                               std::size_t config) = 0;
+                               std::size_t config, const TuningTimes* timed) = 0;
 };
 
 /// Python, started once per process: the compiler module loaded (with libpython where the

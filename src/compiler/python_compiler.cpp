@@ -521,10 +521,12 @@ std::optional<std::size_t> PythonCompiler::remembered_choice(const KernelDescrip
 }
 
 void PythonCompiler::remember_choice(const KernelDescription& kernel, std::size_t layer, const std::vector<Arg>& key,
-                                     std::size_t config) {
+                                     std::size_t config, const TuningTimes* timed) {
   py::gil_scoped_acquire gil;
   try {
-    bridge_module().attr("remember_choice")(handle(kernel), layer, python_key(key), config);
+    py::object times = py::none();
+    if (timed != nullptr) times = py::make_tuple(python_indices(timed->configs), timed->timings, timed->seconds);
+    bridge_module().attr("remember_choice")(handle(kernel), layer, python_key(key), config, times);
   } catch (py::error_already_set& e) {
     rethrow(e, {kernel.signature.name}, "keeping a tuning choice in its tuner");
   }

@@ -34,7 +34,7 @@ class PythonCompiler final : public Compiler {
   std::optional<std::size_t> remembered_choice(const KernelDescription& kernel, std::size_t layer,
                                                const std::vector<Arg>& key) override;
   void remember_choice(const KernelDescription& kernel, std::size_t layer, const std::vector<Arg>& key,
-                       std::size_t config) override;
+                       std::size_t config, const TuningTimes* timed) override;
 
  private:
   /// The bridge's handle for the kernel, importing it first when it came from the index

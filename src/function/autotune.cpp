@@ -338,15 +338,18 @@ std::size_t Autotune::run_tuning(const std::vector<Arg>& key, Resolution& r, Tri
       return *remembered;
     }
   }
-  const std::size_t chosen = decide(key, r, function);
+  TuningTimes timed;
+  const std::size_t chosen = decide(key, r, function, timed);
   if (live) {
     GilReleased unlocked;
-    python_side(site, "its tuner is Python's").compiler->remember_choice(kernel_, layer_, key, chosen);
+    python_side(site, "its tuner is Python's")
+        .compiler->remember_choice(kernel_, layer_, key, chosen, timed.configs.empty() ? nullptr : &timed);
   }
   return chosen;
 }
 
-std::size_t Autotune::decide(const std::vector<Arg>& key, Resolution& r, TrialMaker& function) const {
+std::size_t Autotune::decide(const std::vector<Arg>& key, Resolution& r, TrialMaker& function,
+                             TuningTimes& timed) const {
   const auto& tuner = kernel_.layers[layer_];
   const ErrorSite site{kernel_.signature.name};
   void* const stream = r.launch->stream;
@@ -384,8 +387,11 @@ std::size_t Autotune::decide(const std::vector<Arg>& key, Resolution& r, TrialMa
     if (const auto stored = python_side(site, "its tuning results are shared with Triton")
                                 .compiler->read_tuning(kernel_, layer_, target, key, candidates)) {
       for (std::size_t i = 0; i < candidates.size(); ++i) {
-        if ((*stored)[i] && (*stored)[i]->size() == 3)
+        if ((*stored)[i] && (*stored)[i]->size() == 3) {
           timings[i] = {(*stored)[i]->at(0), (*stored)[i]->at(1), (*stored)[i]->at(2)};
+          timed.configs.push_back(candidates[i]);  // as Triton: the configs the file holds
+          timed.timings.push_back(*(*stored)[i]);
+        }
       }
       from_file = true;
       progress.say("tuning result for key {} read from Triton's cache", key_text(key));
@@ -399,6 +405,8 @@ std::size_t Autotune::decide(const std::vector<Arg>& key, Resolution& r, TrialMa
   }
   const std::size_t chosen = candidates[static_cast<std::size_t>(best - timings.begin())];
   if (!from_file) {
+    timed.configs = candidates;
+    for (const auto& t : timings) timed.timings.push_back({t[0], t[1], t[2]});
     // As Triton: the reset_to_zero arguments are zeroed once more before the real launch.
     if (tuner.user_pre_hook) {
       run_hook("pre_hook", r, -1, true);
@@ -406,15 +414,14 @@ std::size_t Autotune::decide(const std::vector<Arg>& key, Resolution& r, TrialMa
       for (const std::size_t p : tuner.reset_to_zero) zero_async(r.args[p].value.u, extent_of(r.args[p]), stream);
     }
     if (persist) {
-      std::vector<std::vector<double>> stored;
-      for (const auto& t : timings) stored.push_back({t[0], t[1], t[2]});
       GilReleased unlocked;
       python_side(site, "its tuning results are shared with Triton")
-          .compiler->write_tuning(kernel_, layer_, target, key, candidates, stored);
+          .compiler->write_tuning(kernel_, layer_, target, key, candidates, timed.timings);
     }
   }
   index_choice(kernel_, layer_, choice_key, chosen);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (!from_file) timed.seconds = seconds;
   progress.say("autotuning for key {} finished after {:f} s; best config selected: {}", key_text(key), seconds,
                tuner.configs[chosen].text);
   return chosen;

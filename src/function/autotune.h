@@ -67,7 +67,8 @@ class Autotune {
   [[gnu::cold]] std::size_t tune(std::vector<Arg> key, std::uint64_t hash, Resolution& r, TrialMaker& function) const;
   std::size_t run_tuning(const std::vector<Arg>& key, Resolution& r, TrialMaker& function) const;
   /// The config for a key no tuner memory holds: an indexed choice, Triton's file, or timed.
-  std::size_t decide(const std::vector<Arg>& key, Resolution& r, TrialMaker& function) const;
+  // `timed` gets the timings where the configs were timed or read from Triton's file.
+  std::size_t decide(const std::vector<Arg>& key, Resolution& r, TrialMaker& function, TuningTimes& timed) const;
   /// Each candidate's timings (median, 20th, 80th percentile): `timings`' entries stay
   /// infinite for those skipped, as Triton skips configs that do not compile or fit, and
   /// `failures` gets (config, why) for each of them.

@@ -441,11 +441,12 @@ def test_install_routes_every_launch_and_uninstall_restores_triton(rt, recording
 def test_a_decorated_kernel_under_install_runs_its_whole_stack_through_tritonrt(rt, recording, slow_kernels):
     """autotune over heuristics over jit, called as kernel[grid]: tuned and launched by
     tritonrt, the heuristic memoized (Triton's path asks it on every launch), and the tuner's
-    best_config set to the config that ran, as Triton's Autotuner.run sets it."""
+    best_config, configs_timings and bench_time set as Triton's Autotuner.run sets them."""
     from triton_reference import forget_tuning
     kernel = K.tuned_heuristic_kernel
     forget_tuning(kernel)
-    kernel.__dict__.pop("best_config", None)
+    for attribute in ("best_config", "configs_timings", "bench_time"):
+        kernel.__dict__.pop(attribute, None)
     rt.install()
     try:
         kernel[(1, )](pointer(), pointer(), 1000)  # tunes
@@ -456,11 +457,15 @@ def test_a_decorated_kernel_under_install_runs_its_whole_stack_through_tritonrt(
         assert len(K.heuristic_calls) == asked  # no Python per launch
         ours = kernel.best_config
         assert ours in kernel.configs and result.metadata.num_warps == ours.num_warps
+        timings = kernel.configs_timings
+        assert min(timings, key=timings.get) is ours and kernel.bench_time > 0
+        assert all(len(t) == 3 and t[0] >= 10.0 for t in timings.values())  # 10 ms a launch on the stand-in
     finally:
         rt.uninstall()
     forget_tuning(kernel)
     theirs = kernel[(1, )](pointer(), pointer(), 1000)  # equal timings: both keep the first config
     assert kernel.best_config is ours and theirs.hash == result.hash
+    assert set(kernel.configs_timings) == set(timings)  # the configs Triton's path times
 
 
 def test_a_process_keeps_one_config_per_key_whichever_path_launches(rt, recording, slow_kernels):

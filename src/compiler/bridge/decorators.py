@@ -130,12 +130,20 @@ def remembered_choice(handle, layer, key):
     return next((i for i, candidate in enumerate(tuner.configs) if candidate == config), None)
 
 
-def remember_choice(handle, layer, key, config):
+def remember_choice(handle, layer, key, config, timed):
     """Config `config` kept in decorator `layer`'s own memory for `key`, where Triton's path
-    (a later uninstall(), Triton's own launch of the kernel) finds the choice tritonrt made."""
+    (a later uninstall(), Triton's own launch of the kernel) finds the choice tritonrt made.
+    `timed`, where the configs were timed or their timings read from Triton's file: (config
+    indices, timings, seconds the timing took or 0), set as Triton's Autotuner.run sets
+    configs_timings and bench_time."""
     tuner = decorator_stacks[handle][layer]
     if isinstance(getattr(tuner, "cache", None), dict):
         tuner.cache[_key_tuple(key)] = tuner.configs[config]
+    if timed is not None:
+        configs, timings, seconds = timed
+        tuner.configs_timings = {tuner.configs[i]: list(timing) for i, timing in zip(configs, timings)}
+        if seconds:
+            tuner.bench_time = seconds
 
 
 def _key_tuple(key):
