@@ -1,6 +1,6 @@
 """A pytest plugin for suites.py, loaded with `-p census`: under TRITONRT_INSTALL=1 it installs
 tritonrt before the suite imports anything (as the package's .pth does at start-up), then
-keeps each test's outcome, the calls of Triton's own launcher (CudaLauncher.__call__) and
+keeps each test's outcome and seconds (its phases' durations added), the calls of Triton's own launcher (CudaLauncher.__call__) and
 tritonrt's warnings that a kernel went Triton's own way, and writes them as JSON to the file
 TRITONRT_CENSUS names after each test (with the test running, if one is), so that a pass
 stopped from outside still tells what it did and where it was."""
@@ -13,6 +13,7 @@ if os.environ.get("TRITONRT_INSTALL") == "1":
     tritonrt.frontend._install_from_environment()
 
 _outcomes = {}
+_seconds = {}
 _launches = [0]
 _fallbacks = set()
 _running = [None]
@@ -42,6 +43,7 @@ def pytest_runtest_logstart(nodeid, location):
 
 
 def pytest_runtest_logreport(report):
+    _seconds[report.nodeid] = _seconds.get(report.nodeid, 0.0) + report.duration
     if report.when == "call" or report.outcome != "passed":
         if hasattr(report, "wasxfail"):
             outcome = "xfailed" if report.skipped else "xpassed"
@@ -66,6 +68,6 @@ def _write():
     path = os.environ.get("TRITONRT_CENSUS")
     if path:
         with open(path + ".new", "w") as f:
-            json.dump({"outcomes": _outcomes, "triton_launches": _launches[0], "fallbacks": sorted(_fallbacks),
+            json.dump({"outcomes": _outcomes, "seconds_per_test": _seconds, "triton_launches": _launches[0], "fallbacks": sorted(_fallbacks),
                        "running": _running[0]}, f)
         os.replace(path + ".new", path)

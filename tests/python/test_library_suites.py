@@ -2,6 +2,7 @@
 Triton's path and under install(), here on a stand-in library's suite that needs no GPU: the
 outcomes compared test by test, a difference failing the check, a source distribution taken
 as pip downloads it."""
+import json
 import os
 import subprocess
 import sys
@@ -62,6 +63,12 @@ def test_equal_outcomes_pass_the_check(tmp_path):
         assert any(line.startswith(name) and "1 passed, 1 skipped, 1 xfailed" in line
                    for line in done.stdout.splitlines()), done.stdout
     assert "3 tests ran both ways, 0 outcomes differ; under install() Triton's launcher ran 0 times" in done.stdout
+    # Each pass's time on the tests both ran, from their durations.
+    result = json.loads((tmp_path / "suites.json").read_text())
+    for name in ("Triton", "install()"):
+        assert set(result["passes"][name]["seconds_per_test"]) == set(result["passes"][name]["outcomes"])
+    assert set(result["seconds_of_tests_both_ran"]) == {"Triton", "install()"}
+    assert "those tests took" in done.stdout and "under install()" in done.stdout
 
 
 def test_an_outcome_that_differs_fails_the_check_naming_the_test(tmp_path):

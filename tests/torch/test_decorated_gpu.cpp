@@ -132,12 +132,15 @@ TEST_F(GpuDecorated, TheTunedChoiceIsAmongTritonsFastest) {
     second = tune();
   }
   ASSERT_EQ(first.count(ours), 1u) << ours;
+  // Each config at the better of its two timings, as a tuner that timed it twice would keep.
   double fastest = std::numeric_limits<double>::infinity(), noise = 0.05;
+  std::map<std::string, double> best;
   for (const auto& [name, t] : first) {
-    fastest = std::min(fastest, t);
-    noise = std::max(noise, std::abs(t - second.at(name)) / std::min(t, second.at(name)));
+    best[name] = std::min(t, second.at(name));
+    fastest = std::min(fastest, best[name]);
+    noise = std::max(noise, std::abs(t - second.at(name)) / best[name]);
   }
-  EXPECT_LE(first.at(ours), fastest * (1 + noise)) << "ours: {" << ours << "}; Triton's noise " << noise;
+  EXPECT_LE(best.at(ours), fastest * (1 + noise)) << "ours: {" << ours << "}; Triton's noise " << noise;
 }
 
 TEST_F(GpuDecorated, SixteenThreadsTuneOnce) {
