@@ -114,14 +114,6 @@ def launch_rows(stream):
     return rows
 
 
-def grid_for(dimensions):
-    """A grid as the library writes it, from its dimensions (an int, or ("cdiv", n, NAME):
-    cdiv(n, the call's NAME), which makes it a grid(META) function)."""
-    if all(isinstance(d, int) for d in dimensions):
-        return tuple(dimensions)
-    return lambda meta: tuple(d if isinstance(d, int) else triton.cdiv(d[1], meta[d[2]]) for d in dimensions)
-
-
 OPTION_NAMES = ("num_warps", "num_stages", "num_ctas")
 DTYPE_NAMES = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16", torch.int32: "i32",
                torch.int64: "i64"}
@@ -130,7 +122,8 @@ DTYPE_NAMES = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf
 def cpp_case(name, module, attribute, kernel, dimensions, args, kwargs):
     """The call as tritonrt_library_launch_child makes it from C++: the parameters no decorator
     sets, positionally, up to the last one the call gives (defaults between), the options
-    apart; each tensor a buffer of its dtype and size."""
+    apart; each tensor a buffer of its dtype and size; the grid's `dimensions` each an int or
+    ("cdiv", n, NAME), cdiv(n, the call's NAME), computed in C++."""
     from triton.runtime.autotuner import Autotuner, Heuristics
     set_by_decorators, layer = set(), kernel
     while not isinstance(layer, triton.runtime.JITFunction):
@@ -175,12 +168,14 @@ def library_rows(stream):
     half_out = torch.empty_like(half)
     g = torch.randn(2, 256, 3, device="cuda")
     g_out = torch.empty_like(g)
+    # Each grid as the library writes it; a grid(META) function with its C++ form beside it.
+    dyt_grid = (lambda meta: (triton.cdiv(N, meta["BLOCK_N"]), M), (("cdiv", N, "BLOCK_N"), M))
     cases = {
         "liger rms_norm (plain, keywords)": ("liger_kernel.ops.rms_norm", "_rms_norm_forward_kernel", (M, ),
                                              (y, N, x, N, w, 1, rstd, 1, N, 1e-6, 0.0, 1),
                                              dict(elementwise_affine=True, BLOCK_SIZE=4096, num_warps=8)),
-        "liger dyt (autotune)": ("liger_kernel.ops.dyt", "_dyt_fwd_kernel", (("cdiv", N, "BLOCK_N"), M),
-                                 (x, y, torch.ones(1, device="cuda"), w, w, True, N), {}),
+        "liger dyt (autotune, grid(META))": ("liger_kernel.ops.dyt", "_dyt_fwd_kernel", dyt_grid,
+                                             (x, y, torch.ones(1, device="cuda"), w, w, True, N), {}),
         "FlagGems rms_norm (libentry)": ("flag_gems.ops.rms_norm", "rms_norm_kernel", (M, ),
                                          (y, rstd, x, w, N, 1, N, 1, N, 1e-6, 4096), {}),
         "FlagGems softmax (libentry, heuristics)": ("flag_gems.ops.softmax", "softmax_kernel_inner", (M, 1, 1),
@@ -193,24 +188,29 @@ def library_rows(stream):
             dict(s=g, o=g_out, scale=None, cu_seqlens=None, chunk_indices=None, T=256, B=2, H=3, BT=64,
                  REVERSE=False, USE_GRAPH=False)),
     }
-    for name, (module, attribute, dimensions, args, kwargs) in cases.items():
+    for name, (module, attribute, grid, args, kwargs) in cases.items():
         try:
             kernel = getattr(importlib.import_module(module), attribute)
         except Exception as e:
             rows.append((name, "import", f"unavailable: {type(e).__name__}: {e}"))
             continue
-        grid = grid_for(dimensions)
+        grid, dimensions = grid if callable(grid[0]) else (grid, grid)
         fast = tritonrt.launcher(kernel)
         kernel[grid](*args, **kwargs)
         fast[grid](*args, **kwargs)
         tritonrt.install()
         kernel[grid](*args, **kwargs)
         tritonrt.uninstall()
-        rows += measured(name, {
+        methods = {
             "tritonrt launcher[grid](...)": (tritonrt.uninstall, lambda: fast[grid](*args, **kwargs)),
             "tritonrt.install(), kernel[grid](...)": (tritonrt.install, lambda: kernel[grid](*args, **kwargs)),
             "Triton kernel[grid](...)": (tritonrt.uninstall, lambda: kernel[grid](*args, **kwargs)),
-        }, stream)
+        }
+        if callable(grid):  # what each Python launch spends in the library's own grid function
+            tuned = getattr(kernel, "best_config", None)
+            meta = {**dict(zip(kernel.arg_names, args)), **kwargs, **(tuned.all_kwargs() if tuned else {})}
+            methods["the grid function alone, grid(META)"] = lambda: grid(meta)
+        rows += measured(name, methods, stream)
         cpp_cases.append(cpp_case(name, module, attribute, kernel, dimensions, args, kwargs))
     tritonrt.uninstall()
     return rows, cpp_cases
