@@ -7,7 +7,7 @@
 //
 //     tritonrt_library_launch_child CASES.json RESULTS.json     writes {"results": [...]}
 //
-// A case: {"name", "module", "kernel", "grid": [dimension...], "options": {"num_warps": n},
+// A case: {"name", "module", "kernel", "grid": [dimension...], "options": {"num_warps": n, ...},
 // "args": [{"kind": "tensor", "dtype": "fp32", "bytes": n} | {"kind": "int" | "float" |
 // "bool", "value": v} | {"kind": "none"}], "reps", "per_rep"}; a dimension is an integer or
 // ["cdiv", n, "CONSTEXPR"] (the call's value of CONSTEXPR, a decorator's choice included).
@@ -88,8 +88,17 @@ Case prepare(const json& c, CUstream stream, std::vector<CUdeviceptr>& buffers) 
   } else {
     made.config.grid = grid_of(grid, nullptr);
   }
-  if (c.contains("options") && c["options"].contains("num_warps"))
-    made.config.options.num_warps = c["options"]["num_warps"].get<int>();
+  for (const auto& [name, value] : c.value("options", json::object()).items()) {
+    if (name == "num_warps") {
+      made.config.options.num_warps = value.get<int>();
+    } else if (name == "num_stages") {
+      made.config.options.num_stages = value.get<int>();
+    } else if (name == "num_ctas") {
+      made.config.options.num_ctas = value.get<int>();
+    } else {
+      throw std::runtime_error("unknown launch option " + name);
+    }
+  }
   return made;
 }
 

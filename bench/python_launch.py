@@ -131,7 +131,7 @@ def cpp_case(name, module, attribute, kernel, dimensions, args, kwargs):
             set_by_decorators |= {k for config in layer.configs for k in config.kwargs}
         elif isinstance(layer, Heuristics):
             set_by_decorators |= set(layer.values)
-        layer = layer.fn
+        layer = layer.fn  # a library's wrapper (libentry) holds what it wraps there too
     given = {**dict(zip(layer.arg_names, args)), **{k: v for k, v in kwargs.items() if k not in OPTION_NAMES}}
     params = [p for p in layer.params if p.name not in set_by_decorators]
     last = max(i for i, p in enumerate(params) if p.name in given)
@@ -207,8 +207,10 @@ def library_rows(stream):
             "Triton kernel[grid](...)": (tritonrt.uninstall, lambda: kernel[grid](*args, **kwargs)),
         }
         if callable(grid):  # what each Python launch spends in the library's own grid function
-            tuned = getattr(kernel, "best_config", None)
-            meta = {**dict(zip(kernel.arg_names, args)), **kwargs, **(tuned.all_kwargs() if tuned else {})}
+            tuned, jit = getattr(kernel, "best_config", None), kernel
+            while not isinstance(jit, triton.runtime.JITFunction):
+                jit = jit.fn
+            meta = {**dict(zip(jit.arg_names, args)), **kwargs, **(tuned.all_kwargs() if tuned else {})}
             methods["the grid function alone, grid(META)"] = lambda: grid(meta)
         rows += measured(name, methods, stream)
         cpp_cases.append(cpp_case(name, module, attribute, kernel, dimensions, args, kwargs))

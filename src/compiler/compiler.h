@@ -130,8 +130,8 @@ struct CompiledFiles {
 };
 
 /// How a tuning chose: each config timed (Triton's three quantiles, in ms; infinite where it
-/// failed), by index in the tuner's configs, and the seconds the timing took (0 when the
-/// timings were read from a persisted result).
+/// failed), by index in the tuner's configs, and the seconds compiling and timing them took
+/// (0 when the timings were read from a persisted result).
 struct TuningTimes {
   std::vector<std::size_t> configs;
   std::vector<std::vector<double>> timings;

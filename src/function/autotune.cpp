@@ -397,7 +397,11 @@ std::size_t Autotune::decide(const std::vector<Arg>& key, Resolution& r, TrialMa
       progress.say("tuning result for key {} read from Triton's cache", key_text(key));
     }
   }
-  if (!from_file) time_candidates(candidates, r, function, timings, failures);
+  if (!from_file) {
+    const auto timing_started = std::chrono::steady_clock::now();  // as Triton's bench_time: compiles and timings
+    time_candidates(candidates, r, function, timings, failures);
+    timed.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - timing_started).count();
+  }
   const auto best = std::min_element(timings.begin(), timings.end(), faster);
   if (!std::isfinite((*best)[0])) {
     raise<CompileError>(site, "none of its {} autotune configs ran for key {}:{}", candidates.size(), key_text(key),
@@ -421,7 +425,6 @@ std::size_t Autotune::decide(const std::vector<Arg>& key, Resolution& r, TrialMa
   }
   index_choice(kernel_, layer_, choice_key, chosen);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  if (!from_file) timed.seconds = seconds;
   progress.say("autotuning for key {} finished after {:f} s; best config selected: {}", key_text(key), seconds,
                tuner.configs[chosen].text);
   return chosen;

@@ -1,7 +1,8 @@
 """A pytest plugin for suites.py, loaded with `-p census`: under TRITONRT_INSTALL=1 it installs
 tritonrt before the suite imports anything (as the package's .pth does at start-up), then
-keeps each test's outcome and seconds (its phases' durations added), the calls of Triton's own launcher (CudaLauncher.__call__) and
-tritonrt's warnings that a kernel went Triton's own way, and writes them as JSON to the file
+keeps each test's outcome and seconds (its phases' durations added), the calls of Triton's
+own launcher (CudaLauncher.__call__) and tritonrt's warnings that a kernel went Triton's own
+way, and writes them as JSON to the file
 TRITONRT_CENSUS names after each test (with the test running, if one is), so that a pass
 stopped from outside still tells what it did and where it was."""
 import json
@@ -68,6 +69,6 @@ def _write():
     path = os.environ.get("TRITONRT_CENSUS")
     if path:
         with open(path + ".new", "w") as f:
-            json.dump({"outcomes": _outcomes, "seconds_per_test": _seconds, "triton_launches": _launches[0], "fallbacks": sorted(_fallbacks),
-                       "running": _running[0]}, f)
+            json.dump({"outcomes": _outcomes, "seconds_per_test": _seconds, "triton_launches": _launches[0],
+                       "fallbacks": sorted(_fallbacks), "running": _running[0]}, f)
         os.replace(path + ".new", path)

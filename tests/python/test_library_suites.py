@@ -63,12 +63,16 @@ def test_equal_outcomes_pass_the_check(tmp_path):
         assert any(line.startswith(name) and "1 passed, 1 skipped, 1 xfailed" in line
                    for line in done.stdout.splitlines()), done.stdout
     assert "3 tests ran both ways, 0 outcomes differ; under install() Triton's launcher ran 0 times" in done.stdout
-    # Each pass's time on the tests both ran, from their durations.
+    # Each pass's time on the tests both ran: its tests' durations added, printed and saved.
     result = json.loads((tmp_path / "suites.json").read_text())
     for name in ("Triton", "install()"):
-        assert set(result["passes"][name]["seconds_per_test"]) == set(result["passes"][name]["outcomes"])
-    assert set(result["seconds_of_tests_both_ran"]) == {"Triton", "install()"}
-    assert "those tests took" in done.stdout and "under install()" in done.stdout
+        durations = result["passes"][name]["seconds_per_test"]
+        assert set(durations) == set(result["passes"][name]["outcomes"])
+        assert result["seconds_of_tests_both_ran"][name] == pytest.approx(sum(durations.values()))
+        assert 0 < result["seconds_of_tests_both_ran"][name] < 60
+    spent = result["seconds_of_tests_both_ran"]
+    assert (f"those tests took {spent['Triton']:.1f} s on Triton's path and {spent['install()']:.1f} s under "
+            "install()") in done.stdout
 
 
 def test_an_outcome_that_differs_fails_the_check_naming_the_test(tmp_path):
