@@ -189,13 +189,35 @@ ensure_build() {
 # warn_if_disk_short: says so up front where the checkout's file system has less room than a
 # first `test` run writes (measured on a fresh clone: 6 GB of venvs, 5 GB of build folders, a
 # 5 GB venv for the wheel check, up to 5 GB of ccache), instead of a failing write far into it.
+free_gb() { df -Pk "$ROOT" | awk 'NR == 2 { print int($4 / 1048576) }'; }
+
 warn_if_disk_short() {
   local free_gb
-  free_gb=$(df -Pk "$ROOT" | awk 'NR == 2 { print int($4 / 1048576) }')
+  free_gb=$(free_gb)
   if ((free_gb < 20)); then
     printf 'dev.sh: warning: %s GB free on the file system of %s; a first `./dev.sh test` writes about 20 GB\n' \
       "$free_gb" "$ROOT" >&2
   fi
+}
+
+# make_room_for_wheel: the wheel check downloads and installs torch with CUDA's libraries into a
+# fresh venv, about 9 GB at its peak. Where less is free (CI's disk filled there once), the
+# folders of the stages that already ran and passed go first, each said (the next run rebuilds
+# them), then pip's cache of downloads.
+make_room_for_wheel() {
+  local need_gb=10 dir
+  for dir in "$BUILD_FUZZ" "$BUILD_ASAN" "$BUILD_LATEST" "$VENV_LATEST" pip-cache; do
+    (($(free_gb) >= need_gb)) && return
+    if [[ $dir == pip-cache ]]; then
+      say "$(free_gb) GB free, the wheel check needs about $need_gb: emptying pip's cache"
+      "$VENV/bin/python" -m pip cache purge >/dev/null 2>&1 || true
+    elif [[ -e $dir ]] && ((!FAILED)); then  # a failed stage's folder stays, with its log
+      say "$(free_gb) GB free, the wheel check needs about $need_gb: removing $dir (the next run rebuilds it)"
+      rm -rf "$dir"
+    fi
+  done
+  (($(free_gb) >= need_gb)) ||
+    printf 'dev.sh: warning: %s GB free for the wheel check, which needs about %s GB\n' "$(free_gb)" "$need_gb" >&2
 }
 
 setup_system() {
@@ -541,6 +563,7 @@ test_all() {
   timed run_sanitize
   # 5. The package as its users consume it: from CMake, and from pip.
   timed run_consumers
+  make_room_for_wheel
   timed run_wheel
   summary "$BUILD/dev-ctest.log, $BUILD_LATEST/dev-ctest.log, $BUILD_FUZZ/fuzz_*.log, $BUILD_ASAN/dev-ctest.log," \
     "$BUILD_CONSUMERS/consumers.log, $BUILD_WHEEL/wheel.log"
