@@ -387,7 +387,8 @@ run_consumers() {
 # check_embedded_consumer DIR: tests/consumers/embedded (a copy, whose kernels it touches)
 # built against DIR/moved with tritonrt_add_kernels: run with no Python and no .py file where
 # it runs, every hash it prints is the one `tritonrt compile` gives; touching a kernel's
-# source rebuilds its bundle, a build with nothing changed does nothing.
+# source rebuilds its bundle, a build with nothing changed does nothing, and a bundle made
+# again or in a second build folder has the first build's bytes.
 check_embedded_consumer() {
   local dir=$1 src=$1/embedded-src build=$1/embedded cli=$1/moved/bin/tritonrt out line kernel target hash
   local signature want
@@ -431,10 +432,19 @@ check_embedded_consumer() {
   out=$(clean_env cmake --build "$build") || return 1
   echo "$out"
   [[ $out == *"no work to do"* ]] || { echo "a build with nothing changed did something"; return 1; }
+  cp "$build/tritonrt_kernels/consumer/calls.trb" "$dir/first-build.trb" || return 1
   touch "$src/kernels.py"
   out=$(clean_env cmake --build "$build") || return 1
   echo "$out"
   grep -q "compiling the kernels of" <<<"$out" || { echo "touching kernels.py did not rebuild the bundle"; return 1; }
+  # Two builds of one tree embed the same bytes: the bundle made again above (in the build's
+  # own index, which held it) and a second build folder's (a fresh index) are the first's.
+  cmp "$dir/first-build.trb" "$build/tritonrt_kernels/consumer/calls.trb" ||
+    { echo "the bundle made again differs from the first build's"; return 1; }
+  clean_env cmake -S "$src" -B "$dir/embedded-again" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_PREFIX_PATH="$dir/moved" >/dev/null && clean_env cmake --build "$dir/embedded-again" --target consumer || return 1
+  cmp "$dir/first-build.trb" "$dir/embedded-again/tritonrt_kernels/consumer/calls.trb" ||
+    { echo "a second build folder's bundle differs from the first's"; return 1; }
 }
 
 # readme_block FILE NAME: the fenced block that follows the line `<!-- wheel-check: NAME -->`

@@ -151,7 +151,14 @@ nlohmann::json bundle_json(const BundleInfo& info) {
                               {"artifacts", k.artifacts},
                               {"choices", k.choices},
                               {"heuristic_values", k.heuristic_values},
-                              {"bytes", k.bytes}});
+                              {"bytes", k.bytes},
+                              {"held", nlohmann::json::array()}});
+    for (const auto& a : k.held) {
+      doc["kernels"].back()["held"].push_back({{"target", a.target},
+                                               {"options", a.options},
+                                               {"specialization", a.specialization},
+                                               {"hash", a.hash}});
+    }
   }
   return doc;
 }
@@ -183,6 +190,9 @@ void print_bundle(std::ostream& out, const BundleInfo& info, bool json) {
         << count(k.heuristic_values, "heuristic value", "heuristic values") << ", for";
     for (const auto& t : k.targets) out << " " << t;
     out << "\n    from " << k.source << "\n";
+    for (const auto& a : k.held) {
+      out << "    " << a.target << "  " << a.options << "  " << a.specialization << "  hash " << a.hash << "\n";
+    }
   }
 }
 

@@ -246,11 +246,11 @@ void create(std::ostream& out, const std::filesystem::path& file, tritonrt::Bund
             if (!config.artifact)
               tritonrt::detail::raise<tritonrt::CompileError>({call.name}, "config {}: {}", config.config,
                                                               tritonrt::detail::without_prefix(config.error));
-            filter.hashes.push_back(config.artifact->metadata.hash);
+            filter.keys.push_back(config.artifact->key);
             ++artifacts;
           }
         } else {
-          filter.hashes.push_back(fn.compile_packed(target, call.options, args)->metadata.hash);
+          filter.keys.push_back(fn.compile_packed(target, call.options, args)->key);
           artifacts = 1;
         }
         const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;

@@ -76,6 +76,9 @@ struct Artifact {
   std::string binary;       ///< cubin (cuda) or hsaco (hip) bytes
   std::string binary_kind;  ///< "cubin" or "hsaco"
   std::string cache_dir;    ///< Triton's cache folder holding it
+  /// What tritonrt's index and bundles file it under: "<target>|<options>|<specialization>",
+  /// the options as Triton resolves them ("cuda:90|num_warps=4, num_stages=3, ...|[...]").
+  std::string key;
 };
 
 /// Writes the artifact as Triton's cache holds it, into `dir` (created when missing): the

@@ -21,6 +21,14 @@
 
 namespace tritonrt {
 
+/// One compiled specialization of a bundled kernel: what a call must resolve to for it to serve.
+struct BundleArtifact {
+  std::string target;          ///< "cuda:90"
+  std::string options;         ///< as Triton resolves them: "num_warps=4, num_stages=3, num_ctas=1, ..."
+  std::string specialization;  ///< Triton's binder output, as Specialization::repr prints it
+  std::string hash;            ///< Triton's kernel hash (KernelMetadata::hash)
+};
+
 /// One kernel of a bundle.
 struct BundleKernel {
   std::string identity;              ///< module:kernel, what a JitFunction::get call is matched on
@@ -35,6 +43,8 @@ struct BundleKernel {
   /// version file), where they were when it was bundled: what a build that bundles it
   /// depends on. Filled by create_bundle and by BundleCheck::everything (empty otherwise).
   std::vector<std::string> files;
+  /// Its artifacts, in the order of their keys.
+  std::vector<BundleArtifact> held;
 };
 
 /// What a bundle holds.
@@ -55,6 +65,11 @@ struct BundleFilter {
   std::vector<Target> targets;
   /// Artifacts by Triton's kernel hash (KernelMetadata::hash).
   std::vector<std::string> hashes;
+  /// Artifacts by key (Artifact::key): exactly those. With keys, the bundle holds those
+  /// artifacts and nothing else the index holds for their kernels (no tuning choices, no
+  /// heuristic values): what `bundle create --calls` packs, the same whatever else the
+  /// index holds.
+  std::vector<std::string> keys;
 };
 
 /// Writes a bundle of what this machine's index (TRITONRT_CACHE_DIR, see the README) holds

@@ -61,4 +61,16 @@ struct OptionsKey {
 static_assert(0 TRITONRT_COMPILE_OPTIONS(TRITONRT_COUNT_INT_OPTION) <= 4, "OptionsKey packs at most four int options");
 #undef TRITONRT_COUNT_INT_OPTION
 
+/// The options a call compiles with as Triton resolves them for `target`: each option whose
+/// default Triton's backend fixes (num_warps 4, num_stages 3 on CUDA and 2 on HIP, num_ctas 1,
+/// launch_pdl and launch_cooperative_grid off) set to it where the call leaves it unset, so
+/// that calls Triton compiles alike are keyed alike. enable_fp_fusion and debug stay as given:
+/// their defaults come from the environment and the kernel. tests/python/test_cli.py checks
+/// these defaults against the installed Triton's.
+CompileOptions effective_options(const CompileOptions& given, const Target& target);
+
+/// The options that are set, in words and in the list's order: "num_warps=4, num_stages=3";
+/// "defaults" when none is. What keys and messages spell.
+std::string options_words(const CompileOptions& options);
+
 }  // namespace tritonrt::detail

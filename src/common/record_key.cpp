@@ -63,6 +63,14 @@ std::optional<RecordKey> RecordKey::parse(std::string_view text) {
   return key;
 }
 
+std::string artifact_words(std::string_view key) {
+  const auto parsed = RecordKey::parse(key);
+  if (!parsed || parsed->kind != RecordKey::Kind::artifact) return std::string(key);
+  const auto bar = parsed->rest.find('|');
+  if (bar == std::string::npos) return std::string(key);
+  return parsed->target + ", " + parsed->rest.substr(0, bar) + ", specialization " + parsed->rest.substr(bar + 1);
+}
+
 std::string fingerprinted(std::string_view fingerprint, std::string_view key) {
   return std::string(fingerprint) + "|" + std::string(key);
 }

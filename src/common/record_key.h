@@ -32,6 +32,10 @@ struct RecordKey {
   static std::optional<RecordKey> parse(std::string_view text);
 };
 
+/// An artifact's key in words, for messages: "cuda:90, num_warps=4, num_stages=3, ..., specialization
+/// [('*fp32', 'D'), ...]" (the key itself where it is no artifact's).
+std::string artifact_words(std::string_view key);
+
 /// "<fingerprint>|<key>": a key as the index files it for the record `fingerprint` names.
 std::string fingerprinted(std::string_view fingerprint, std::string_view key);
 

@@ -318,10 +318,10 @@ Artifact compile(const KernelDescription& kernel, const Target& target, const Co
   }
   const std::string held =
       kernel.bundle != nullptr
-          ? "the bundle " + kernel.bundle->where() + " holds no artifact for this call (" + key +
-                "; it holds this kernel for " + kernel.bundle->target_list() + ")"
+          ? "the bundle " + kernel.bundle->where() + " holds no artifact for this call (" + artifact_words(key) +
+                "); it holds for this kernel: " + kernel.bundle->artifact_list()
           : std::string(index != nullptr ? "tritonrt's index holds no artifact" : "nothing compiled") +
-                " for this call (" + key + ")";
+                " for this call (" + artifact_words(key) + ")";
   std::error_code ec;
   if (kernel.bundle != nullptr && kernel.source.ends_with(".py") && !std::filesystem::exists(kernel.source, ec)) {
     raise<ArtifactError>(site, "{}, and its source '{}' is not here to compile it from", held, kernel.source);

@@ -225,8 +225,12 @@ std::shared_ptr<const Artifact> JitFunction::Impl::compile_specialized(const Tar
                                                                        Specialization spec) {
   std::vector<detail::CompileParam> params(bound.size());
   for (std::size_t i = 0; i < params.size(); ++i) params[i] = {&spec.params[i], bound[i]};
+  // Keyed by the options as Triton resolves them: a call that spells out a default shares the
+  // artifact (here, in the index and in bundles) of one that leaves it unset.
   const std::string key =
-      detail::RecordKey::artifact(target.str(), detail::OptionsKey(options).text(), spec.repr()).text();
+      detail::RecordKey::artifact(target.str(), detail::options_words(detail::effective_options(options, target)),
+                                  spec.repr())
+          .text();
 
   detail::GilReleased unlocked;  // waiting on another thread's compilation must not hold the GIL
   std::promise<std::shared_ptr<const Artifact>> promise;
@@ -247,6 +251,7 @@ std::shared_ptr<const Artifact> JitFunction::Impl::compile_specialized(const Tar
     try {
       auto artifact = std::make_shared<Artifact>(detail::compile(kernel, target, options, params, key));
       artifact->specialization = std::move(spec);
+      artifact->key = key;
       promise.set_value(std::move(artifact));
     } catch (...) {
       // A failed compilation is not cached: the next call tries again, as Triton does.

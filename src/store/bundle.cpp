@@ -174,6 +174,11 @@ class MappedBundle {
       if (!targets.is_array()) json.fail("field 'targets' should be a list");
       for (const auto& t : targets) kernel->targets.push_back(json.as<std::string>(t, "targets"));
       kernel->artifact_count = json.field<std::size_t>(k, "artifacts");
+      const auto held = json.field<nlohmann::json>(k, "held");
+      if (!held.is_array()) json.fail("field 'held' should be a list");
+      for (const auto& a : held) {
+        kernel->held.emplace_back(json.field<std::string>(a, "key"), json.field<std::string>(a, "hash"));
+      }
       kernel->choice_count = json.field<std::size_t>(k, "choices");
       kernel->heuristic_count = json.field<std::size_t>(k, "heuristic_values");
       kernel->bytes = json.field<std::size_t>(k, "bytes");
@@ -204,10 +209,10 @@ class MappedBundle {
 
 std::string MappedKernel::where() const { return bundle->path().string(); }
 
-std::string MappedKernel::target_list() const {
+std::string MappedKernel::artifact_list() const {
   std::string out;
-  for (const auto& t : targets) out += (out.empty() ? "" : ", ") + t;
-  return out.empty() ? "no target" : out;
+  for (const auto& [key, hash] : held) out += (out.empty() ? "" : "; ") + artifact_words(key);
+  return out.empty() ? "nothing" : out;
 }
 
 namespace {
@@ -226,8 +231,18 @@ BundleInfo describe(const MappedBundle& bundle) {
                             k->choice_count,
                             k->heuristic_count,
                             k->bytes,
+                            {},
                             {}});
     for (const auto& [path, sha] : k->files) info.kernels.back().files.push_back(path);  // read: complete
+    for (const auto& [key, hash] : k->held) {
+      const auto parsed = RecordKey::parse(key);
+      const std::string_view rest = parsed ? std::string_view(parsed->rest) : std::string_view(key);
+      const auto bar = rest.find('|');
+      info.kernels.back().held.push_back({parsed ? parsed->target : std::string(),
+                                          std::string(rest.substr(0, bar)),
+                                          bar == std::string_view::npos ? std::string() : std::string(rest.substr(bar + 1)),
+                                          hash});
+    }
   }
   return info;
 }

@@ -4,7 +4,8 @@
 // table>", the table (JSON: per kernel its identity, what `bundle list` shows, and where its
 // entry lies), then the data: per kernel its binaries and its entry (JSON: description,
 // specialization rules, source files with their hashes, artifacts' keys, metadata, offsets,
-// sizes and SHA-256, autotuners' choices, heuristics' recorded values). Loading maps the file and checks the table
+// sizes and SHA-256, autotuners' choices, heuristics' recorded values). The table lists each
+// kernel's artifacts by key and Triton hash, for `bundle list`. Loading maps the file and checks the table
 // only; a kernel's entry is checked and read when the kernel is first got, a binary when it is first used, so a bundle
 // of thousands of kernels loads in the time its table takes.
 #pragma once
@@ -23,7 +24,7 @@ namespace tritonrt::detail {
 
 /// A bundle file's first word, and the format this tritonrt reads and writes.
 inline constexpr std::string_view kBundleMagic = "tritonrt-bundle";
-inline constexpr int kBundleFormat = 1;
+inline constexpr int kBundleFormat = 2;  // 2: options keyed as Triton resolves them; the table lists artifacts
 
 class MappedBundle;
 
@@ -38,6 +39,7 @@ struct MappedKernel {
   std::string identity, source, name;
   std::vector<std::string> targets;  ///< the targets it holds artifacts for
   std::size_t artifact_count = 0, choice_count = 0, heuristic_count = 0, bytes = 0;
+  std::vector<std::pair<std::string, std::string>> held;  ///< its artifacts' keys and Triton hashes
   // Its entry: where it lies in the data, its checksum, and whether it was read (the fields
   // below are empty until then).
   std::size_t entry_offset = 0, entry_size = 0;
@@ -52,8 +54,8 @@ struct MappedKernel {
 
   /// The bundle's path, for messages.
   std::string where() const;
-  /// The targets it holds artifacts for, comma-separated.
-  std::string target_list() const;
+  /// What it holds, for a message: each artifact's key in words (artifact_words), ';'-separated.
+  std::string artifact_list() const;
 };
 
 

@@ -56,7 +56,8 @@ class BundleWriter {
   void add(const detail::IndexListing& listing) {
     const std::size_t start = data_.size();
     std::set<std::string> targets;
-    nlohmann::json artifacts = this->artifacts(listing, targets);
+    nlohmann::json held = nlohmann::json::array();
+    nlohmann::json artifacts = this->artifacts(listing, targets, held);
     if (artifacts.empty()) return;  // nothing of it runs
     const std::string identity = detail::bundle_identity(listing.source, listing.name);
     if (const auto [it, added] = sources_.emplace(identity, listing.source); !added) {
@@ -65,14 +66,18 @@ class BundleWriter {
                                    "with a kernel filter)",
                                    identity, it->second, listing.source);
     }
+    // Choices and heuristics' values are what runs on some device recorded: a bundle of
+    // named artifacts (keys) holds those artifacts only.
+    const bool exact = !filter_.keys.empty();
     nlohmann::json choices = nlohmann::json::array();
     for (const auto& c : listing.choices) {
-      if (wanted_target(filter_, c.key)) choices.push_back({{"key", c.key}, {"config", c.config}, {"text", c.text}});
+      if (!exact && wanted_target(filter_, c.key))
+        choices.push_back({{"key", c.key}, {"config", c.config}, {"text", c.text}});
     }
     nlohmann::json heuristics = nlohmann::json::object();
     std::size_t heuristic_values = 0;
     for (const auto& [key, entries] : listing.heuristics) {
-      if (!wanted_target(filter_, key)) continue;
+      if (exact || !wanted_target(filter_, key)) continue;
       heuristics[key] = entries;
       heuristic_values += entries.size();
     }
@@ -88,6 +93,7 @@ class BundleWriter {
                       {"name", listing.name},
                       {"targets", targets},
                       {"artifacts", artifacts.size()},
+                      {"held", held},
                       {"choices", choices.size()},
                       {"heuristic_values", heuristic_values},
                       {"bytes", binary_bytes},
@@ -109,13 +115,22 @@ class BundleWriter {
   }
 
  private:
-  // The artifacts of `listing` the filter takes, their binaries appended to the data.
-  nlohmann::json artifacts(const detail::IndexListing& listing, std::set<std::string>& targets) {
+  // The artifacts of `listing` the filter takes, their binaries appended to the data; each one's
+  // key and hash in `held`, for the table.
+  nlohmann::json artifacts(const detail::IndexListing& listing, std::set<std::string>& targets,
+                           nlohmann::json& held) {
     nlohmann::json out = nlohmann::json::array();
-    for (const auto& [key, artifact] : listing.artifacts) {
+    std::vector<const std::pair<std::string, Artifact>*> by_key;  // listed in the order of their keys
+    for (const auto& a : listing.artifacts) by_key.push_back(&a);
+    std::sort(by_key.begin(), by_key.end(), [](const auto* a, const auto* b) { return a->first < b->first; });
+    for (const auto* listed : by_key) {
+      const auto& [key, artifact] = *listed;
       if (!wanted_target(filter_, key)) continue;
       const auto& hashes = filter_.hashes;
       if (!hashes.empty() && std::find(hashes.begin(), hashes.end(), artifact.metadata.hash) == hashes.end()) continue;
+      const auto& keys = filter_.keys;
+      if (!keys.empty() && std::find(keys.begin(), keys.end(), key) == keys.end()) continue;
+      held.push_back({{"key", key}, {"hash", artifact.metadata.hash}});
       out.push_back({{"key", key},
                      {"binary_kind", artifact.binary_kind},
                      {"metadata", artifact.metadata.json},

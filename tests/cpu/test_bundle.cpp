@@ -22,7 +22,12 @@ const fs::path& deploy_bundle() {
     const fs::path build = scratch->dir / "build";
     fs::create_directories(build / "kernels");
     fs::copy(kKernels / "signatures.py", build / "kernels" / "signatures.py");
+    // `plain` twice: with Triton's default options and with one of them spelt out, which
+    // Triton compiles alike (one artifact per target).
     const nlohmann::json calls = {{{"kernel", "kernels/signatures.py:plain"}, {"signature", kPlainSignature}},
+                                  {{"kernel", "kernels/signatures.py:plain"},
+                                   {"signature", kPlainSignature},
+                                   {"options", {{"num_warps", 4}}}},
                                   {{"kernel", "kernels/signatures.py:with_defaults"},
                                    {"signature", "*fp32,100"},
                                    {"options", {{"num_warps", 2}}}}};
@@ -30,7 +35,7 @@ const fs::path& deploy_bundle() {
     const auto [status, out] = cli("bundle create '" + (build / "deploy.trb").string() + "' --calls '" +
                                    (build / "calls.json").string() + "' --target cuda:80,cuda:90");
     EXPECT_EQ(status, 0) << out;
-    EXPECT_NE(out.find("[4/4] with_defaults for cuda:90: 1 artifact"), std::string::npos) << out;
+    EXPECT_NE(out.find("[6/6] with_defaults for cuda:90: 1 artifact"), std::string::npos) << out;
     fs::remove_all(build / "kernels");
     return build / "deploy.trb";
   }();
@@ -43,6 +48,16 @@ TEST(Bundle, ADeploymentRunsItsKernelsWithoutSourcesOrPython) {
   for (const auto& kernel : info.kernels) {
     EXPECT_EQ(kernel.targets, (std::vector<std::string>{"cuda:80", "cuda:90"})) << kernel.identity;
     EXPECT_EQ(kernel.artifacts, 2u) << kernel.identity;
+    // What the table lists of each artifact: target, options in words, specialization, hash.
+    ASSERT_EQ(kernel.held.size(), 2u) << kernel.identity;
+    for (std::size_t i = 0; i < 2; ++i) {
+      EXPECT_EQ(kernel.held[i].target, i == 0 ? "cuda:80" : "cuda:90");
+      EXPECT_EQ(kernel.held[i].options, std::string("num_warps=") + (kernel.name == "plain" ? "4" : "2") +
+                                            ", num_stages=3, num_ctas=1, launch_pdl=false, "
+                                            "launch_cooperative_grid=false");
+      EXPECT_TRUE(kernel.held[i].specialization.starts_with("[('*fp32', 'D')")) << kernel.held[i].specialization;
+      EXPECT_EQ(kernel.held[i].hash.size(), 64u);
+    }
   }
   auto& plain = JitFunction::get((kDeployed / "signatures.py").string(), "plain");
   for (const char* target : {"cuda:80", "cuda:90"}) {
@@ -53,6 +68,19 @@ TEST(Bundle, ADeploymentRunsItsKernelsWithoutSourcesOrPython) {
     EXPECT_EQ(artifact->binary.substr(0, 4), std::string("\x7f"
                                                          "ELF"));
   }
+  // Options are keyed as Triton resolves them: a call spelling out the defaults is served the
+  // artifact of one that leaves them unset.
+  CompileOptions spelt_out;
+  spelt_out.num_warps = 4;
+  spelt_out.num_stages = 3;
+  spelt_out.num_ctas = 1;
+  spelt_out.launch_pdl = false;
+  EXPECT_EQ(plain.compile(Target::parse("cuda:90"), spelt_out, fptr(16), fptr(20), 4096, 1, 0.5, true, std::nullopt,
+                          64, "fast")
+                ->metadata.hash,
+            plain.compile(Target::parse("cuda:90"), {}, fptr(16), fptr(20), 4096, 1, 0.5, true, std::nullopt, 64,
+                          "fast")
+                ->metadata.hash);
   // The options a call gave when it was bundled are part of what it is found by.
   auto& with_defaults = JitFunction::get((kDeployed / "signatures.py").string(), "with_defaults");
   CompileOptions two_warps;
@@ -70,8 +98,14 @@ TEST(Bundle, ACallItDoesNotHoldNamesTheKernelTheSpecializationAndItsTargets) {
   } catch (const ArtifactError& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("kernel 'plain'"), std::string::npos) << what;
-    EXPECT_NE(what.find("holds no artifact for this call (cuda:100|"), std::string::npos) << what;
-    EXPECT_NE(what.find("it holds this kernel for cuda:80, cuda:90"), std::string::npos) << what;
+    // In words: the target, the options as Triton resolves them, the specialization; then
+    // what the bundle holds for the kernel.
+    EXPECT_NE(what.find("holds no artifact for this call (cuda:100, num_warps=4, num_stages=3, num_ctas=1, "
+                        "launch_pdl=false, launch_cooperative_grid=false, specialization [('*fp32', 'D'), "),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("it holds for this kernel: cuda:80, num_warps=4, num_stages=3, "), std::string::npos) << what;
+    EXPECT_NE(what.find("; cuda:90, num_warps=4, num_stages=3, "), std::string::npos) << what;
     EXPECT_NE(what.find("is not here to compile it from"), std::string::npos) << what;
   }
   EXPECT_FALSE(python_is_mapped());
@@ -281,7 +315,7 @@ TEST(Bundle, DamageIsDetectedNeverUsed) {
   };
   const std::size_t header = bytes.find('\n') + 1;
   std::size_t table_size = 0;
-  ASSERT_EQ(std::sscanf(bytes.c_str(), "tritonrt-bundle 1 %zu", &table_size), 1);
+  ASSERT_EQ(std::sscanf(bytes.c_str(), "tritonrt-bundle 2 %zu", &table_size), 1);
   for (std::size_t cut = 0; cut < bytes.size(); cut += std::max<std::size_t>(1, bytes.size() / 97)) {
     rejected(bytes.substr(0, cut), cut < header ? "header" : "");
   }
@@ -292,7 +326,7 @@ TEST(Bundle, DamageIsDetectedNeverUsed) {
     rejected(flipped, "its table does not match its checksum");
   }
   std::string future = bytes;
-  future.replace(future.find(" 1 "), 3, " 7 ");
+  future.replace(future.find(" 2 "), 3, " 7 ");
   rejected(future, "is in bundle format 7; this tritonrt (");
   rejected("#!/bin/sh\necho hello\n", "does not start with a tritonrt-bundle header");
   rejected("", "does not start with a tritonrt-bundle header");

@@ -17,6 +17,7 @@
 
 #include "common/sha256.h"
 #include "fuzz_check.h"
+#include "store/bundle.h"
 #include "tritonrt/bundle.h"
 #include "tritonrt/error.h"
 
@@ -52,7 +53,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
     const auto nul = rest.find('\0');
     const std::string_view data = nul == std::string_view::npos ? std::string_view() : rest.substr(nul + 1);
     const std::string table = fix_entry_checksums(rest.substr(0, nul), data);
-    file = "tritonrt-bundle 1 " + std::to_string(table.size()) + " " + tritonrt::detail::sha256_hex(table) + "\n" +
+    file = std::string(tritonrt::detail::kBundleMagic) + " " + std::to_string(tritonrt::detail::kBundleFormat) + " " +
+           std::to_string(table.size()) + " " + tritonrt::detail::sha256_hex(table) + "\n" +
            table + std::string(data);
   }
   const int fd = ::memfd_create("fuzz.trb", MFD_CLOEXEC);

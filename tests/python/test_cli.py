@@ -527,6 +527,59 @@ def test_bundle_create_with_calls_speaks_only_of_the_calls_kernels(run, tmp_path
         everything.stderr
 
 
+ADD_CALL = {"kernel": "vector_ops.py:add_kernel", "signature": "*fp32,*fp32,*fp32,1000,1024"}
+
+
+def test_bundle_create_with_calls_packs_the_same_bytes_whatever_else_the_index_holds(run, tmp_path):
+    (tmp_path / "vector_ops.py").write_text((EXAMPLE_KERNELS / "vector_ops.py").read_text())
+    # One default option spelt out: Triton compiles it as the default call, so it is that call's artifact.
+    (tmp_path / "calls.json").write_text(json.dumps([{**ADD_CALL, "options": {"num_warps": 4}}]))
+    bundles = {}
+    for name in ("fresh", "busy", "fresh again"):
+        index = {"TRITONRT_INDEX": "on", "TRITONRT_CACHE_DIR": str(tmp_path / name)}
+        if name == "busy":
+            # The same kernel compiled before with the default options, other options and
+            # another specialization, then tuned and run nowhere: none of it is asked for.
+            for extra in ([], ["--num-warps", "8"]):
+                run("compile", tmp_path / "vector_ops.py:add_kernel", "--target", "cuda:90", "--signature",
+                    ADD_CALL["signature"], *extra, env=index)
+            run("compile", tmp_path / "vector_ops.py:add_kernel", "--target", "cuda:90", "--signature",
+                "*fp32,*fp32,*fp32,1001,1024", env=index)
+        bundle = tmp_path / f"{name}.trb"
+        run("bundle", "create", bundle, "--calls", tmp_path / "calls.json", "--target", "cuda:90", env=index)
+        bundles[name] = bundle.read_bytes()
+    assert bundles["busy"] == bundles["fresh"]
+    assert bundles["fresh again"] == bundles["fresh"]
+    listed = json.loads(run("bundle", "list", tmp_path / "busy.trb", "--json").stdout)
+    [kernel] = listed["kernels"]
+    assert [a["options"] for a in kernel["held"]] == [
+        "num_warps=4, num_stages=3, num_ctas=1, launch_pdl=false, launch_cooperative_grid=false"]
+
+
+@pytest.mark.parametrize("target", ["cuda:90", "hip:gfx942"])
+def test_bundle_list_shows_each_artifact_with_the_options_the_installed_triton_defaults_to(run, tmp_path, target):
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import make_backend
+
+    (tmp_path / "vector_ops.py").write_text((EXAMPLE_KERNELS / "vector_ops.py").read_text())
+    (tmp_path / "calls.json").write_text(json.dumps([ADD_CALL]))
+    index = {"TRITONRT_INDEX": "on", "TRITONRT_CACHE_DIR": str(tmp_path / "index")}
+    run("bundle", "create", tmp_path / "add.trb", "--calls", tmp_path / "calls.json", "--target", target, env=index)
+    [artifact] = json.loads(run("bundle", "list", tmp_path / "add.trb", "--json").stdout)["kernels"][0]["held"]
+    assert artifact["target"] == target and re.fullmatch(r"[0-9a-f]{64}", artifact["hash"])
+    assert artifact["specialization"].startswith("[('*fp32', 'D'), ('*fp32', 'D'), ('*fp32', 'D'), ('i32', ''), "
+                                                 "('constexpr', 1024)]"), artifact
+    # The options a call that sets none is keyed under are the defaults of Triton's own backend.
+    backend, arch = target.split(":")
+    defaults = make_backend(GPUTarget(backend, int(arch) if backend == "cuda" else arch, 32 if backend == "cuda" else 64))
+    parsed = defaults.parse_options({})
+    keyed = dict(word.split("=") for word in artifact["options"].split(", "))
+    assert keyed == {name: str(getattr(parsed, name)).lower() for name in keyed}
+    assert {"num_warps", "num_stages", "num_ctas"} <= keyed.keys()
+    text = run("bundle", "list", tmp_path / "add.trb").stdout
+    assert f"    {target}  {artifact['options']}  {artifact['specialization']}  hash {artifact['hash']}\n" in text
+
+
 # --- --json: errors too ------------------------------------------------------------------------------
 
 
