@@ -118,11 +118,30 @@ def _runtime_check():
     return None
 
 
+def _no_gpu():
+    """Why this process can launch on no CUDA GPU, or None where it may."""
+    import ctypes
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return "this machine has no CUDA driver (libcuda.so.1)"
+    torch = sys.modules.get("torch")
+    if torch is not None and not torch.cuda.is_available():
+        return "torch sees no CUDA GPU"
+    return None
+
+
 def _log_fallback(target, reason):
     if reason.startswith(_DECORATORS_IN_PYTHON):  # the kernel itself still launches through tritonrt
         _LOG.info("tritonrt: %s: %s", _describe(target), reason)
-    else:
-        _LOG.warning("tritonrt: %s is launched by Triton's own path: %s", _describe(target), reason)
+        return
+    no_gpu = _no_gpu() if "not on a CUDA device" in reason else None
+    if no_gpu is not None:
+        # Triton's own path fails too, in its words; these come first.
+        reason += (f"; {no_gpu}, so Triton's path cannot launch it either. Without a GPU, TRITON_INTERPRET=1 runs "
+                   "kernels in Triton's interpreter (tritonrt.launcher hands them to it), and `tritonrt compile` "
+                   "compiles them for a target you name")
+    _LOG.warning("tritonrt: %s is launched by Triton's own path: %s", _describe(target), reason)
 
 
 def _describe(obj):
@@ -491,8 +510,46 @@ def _safe_repr(value):
 
 def launcher(kernel):
     """`kernel` (a @triton.jit function, or autotune / heuristics / library decorators over
-    one) launched through tritonrt, called exactly as Triton's: `launcher(kernel)[grid](...)`."""
+    one) launched through tritonrt, called exactly as Triton's: `launcher(kernel)[grid](...)`.
+    Under TRITON_INTERPRET=1, Triton's interpreter runs it, as `kernel[grid](...)` would."""
+    if _interpreted(kernel):
+        _LOG.info("tritonrt: %s runs in Triton's interpreter (TRITON_INTERPRET=1): tritonrt launches nothing",
+                  _safe_repr(kernel))
+        return _Interpreted(kernel)
     return Launcher(kernel)
+
+
+def _interpreted(kernel):
+    """Whether `kernel`, or what it holds in .fn, is a kernel of Triton's interpreter."""
+    interpreter = sys.modules.get("triton.runtime.interpreter")
+    interpreted = getattr(interpreter, "InterpretedFunction", None)
+    inner = kernel
+    for _ in range(64):
+        if interpreted is not None and isinstance(inner, interpreted):
+            return True
+        inner = getattr(inner, "fn", None)
+        if inner is None:
+            return False
+    return False
+
+
+class _Interpreted:
+    """tritonrt.launcher() of a kernel Triton's interpreter runs (TRITON_INTERPRET=1): called as
+    Triton's, it runs there, on the CPU; nothing of it is compiled or launched by tritonrt."""
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+
+    def __getitem__(self, grid):
+        return self.kernel[grid]
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.kernel, name)
+
+    def __repr__(self):
+        return f"tritonrt.launcher({self.kernel!r})"
 
 
 class CompiledKernel:

@@ -919,3 +919,61 @@ def test_library_kernels_under_install_launch_through_tritonrt_every_call(rt, re
         ours, theirs = ours[0], theirs[0]
     assert ours.hash == theirs.hash
 
+
+
+# --- without a GPU ---------------------------------------------------------------------------------
+
+INTERPRETED = """
+import sys
+sys.path[:0] = sys.argv[1:2]
+import torch
+import triton
+import triton.language as tl
+import tritonrt
+
+
+@triton.jit
+def scale(x_ptr, out_ptr, n, factor, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) * factor, mask=mask)
+
+
+x = torch.arange(100, dtype=torch.float32)
+out = torch.zeros_like(x)
+launch = tritonrt.launcher(scale)
+print(repr(launch))
+launch[(2, )](x, out, 100, 2.0, BLOCK=64)
+print(torch.equal(out, 2 * x))
+"""
+
+
+def test_under_triton_interpret_the_launcher_hands_the_kernel_to_tritons_interpreter(rt, tmp_path):
+    pytest.importorskip("torch")
+    env = {**os.environ, "TRITON_INTERPRET": "1", "TRITON_CACHE_DIR": str(tmp_path / "triton")}
+    (tmp_path / "scale.py").write_text(INTERPRETED)
+    done = subprocess.run([sys.executable, tmp_path / "scale.py", str(Path(rt.__file__).parents[1])], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    shown, equal = done.stdout.splitlines()
+    assert shown.startswith("tritonrt.launcher(<triton.runtime.interpreter.InterpretedFunction"), shown
+    assert equal == "True"
+
+
+def test_without_a_gpu_a_cpu_tensor_is_said_to_need_one_in_tritonrts_words(rt, tmp_path):
+    pytest.importorskip("torch")
+    # The machine as it is: without the stand-in driver ctest puts on the library path.
+    env = {name: value for name, value in os.environ.items() if name not in ("LD_LIBRARY_PATH", "TRITONRT_TEST_FAKE_CUDA")}
+    env["TRITON_CACHE_DIR"] = str(tmp_path / "triton")
+    probe = subprocess.run([sys.executable, "-c", "import ctypes; ctypes.CDLL('libcuda.so.1')"], env=env,
+                           capture_output=True)
+    if probe.returncode == 0:
+        pytest.skip("this machine has a CUDA driver: the message is for machines without one")
+    (tmp_path / "scale.py").write_text(INTERPRETED)
+    done = subprocess.run([sys.executable, tmp_path / "scale.py", str(Path(rt.__file__).parents[1])], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0  # Triton's own path fails too, in its words
+    assert "kernel '__main__.scale' is launched by Triton's own path: parameter 'x_ptr' is a tensor that is not on " \
+           "a CUDA device" in done.stderr, done.stderr
+    assert "so Triton's path cannot launch it either. Without a GPU, TRITON_INTERPRET=1 runs kernels in Triton's " \
+           "interpreter" in done.stderr, done.stderr
