@@ -474,10 +474,10 @@ in_venv() {
 }
 
 # run_wheel: what a pip user does, with the READMEs' commands as written. A fresh virtual
-# environment without torch; `pip install .` (the core: no torch downloaded, timed); the
-# README's minimal C++ program built on tritonrt.cmake_prefix_path with no CMAKE_CXX_STANDARD;
+# environment without torch; `pip install .` (the core: no torch downloaded, timed) and the
+# quick start's compile; the README's minimal C++ program built on tritonrt.cmake_prefix_path with no CMAKE_CXX_STANDARD;
 # `import tritonrt.ops` refused with its reason; then the torch parts added as the README says,
-# examples/custom_op built and tested in a copy as its README says (a torch install whose
+# the quick start's Python program (no GPU: Triton's interpreter runs it), examples/custom_op built and tested in a copy as its README says (a torch install whose
 # build environment is gone: the exported targets must name no path of it), and pytest against
 # the installed package (TRITONRT_TEST_INSTALLED=1); then one line for the summary.
 run_wheel() {
@@ -494,6 +494,7 @@ run_wheel() {
       in_venv "$venv" "$ROOT" install-core README.md && core_seconds=$SECONDS &&
       step="no torch after the core install" &&
       clean_env "$venv/bin/python" -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("torch") is not None)' &&
+      step="README: quickstart-compile" && in_venv "$venv" "$ROOT" quickstart-compile README.md &&
       step="README: the minimal C++ program" &&
       readme_block README.md my_app/CMakeLists.txt >"$dir/my_app/CMakeLists.txt" &&
       readme_block README.md my_app/main.cpp >"$dir/my_app/main.cpp" &&
@@ -503,7 +504,9 @@ run_wheel() {
       refusal=$(clean_env "$venv/bin/python" -c "import tritonrt.ops" 2>&1 || true) && echo "$refusal" &&
       [[ $refusal == *"ImportError: tritonrt was built without torch"* ]] &&
       step="README: install-torch" && SECONDS=0 && in_venv "$venv" "$ROOT" install-torch README.md &&
-      torch_seconds=$SECONDS && step="the exported targets name no path of the gone build environment" &&
+      torch_seconds=$SECONDS && step="README: quickstart.py" &&
+      readme_block README.md quickstart.py >"$dir/quickstart.py" && in_venv "$venv" "$dir" quickstart README.md &&
+      step="the exported targets name no path of the gone build environment" &&
       ! grep -nE '(INTERFACE|IMPORTED)_[A-Z_]+ "(/|[^"]*;/)' \
         "$venv"/lib/python*/site-packages/tritonrt/lib/cmake/tritonrt/*Targets*.cmake &&
       step="examples/custom_op/README.md: custom-op" &&
