@@ -388,10 +388,11 @@ run_consumers() {
 # built against DIR/moved with tritonrt_add_kernels: run with no Python and no .py file where
 # it runs, every hash it prints is the one `tritonrt compile` gives; touching a kernel's
 # source rebuilds its bundle, a build with nothing changed does nothing, and a bundle made
-# again or in a second build folder has the first build's bytes.
+# again or in a second build folder has the first build's bytes; the same program linking
+# tritonrt as an archive runs alone in an empty folder under `env -i`.
 check_embedded_consumer() {
   local dir=$1 src=$1/embedded-src build=$1/embedded cli=$1/moved/bin/tritonrt out line kernel target hash
-  local signature want
+  local signature want first
   echo "--- embedded"
   rm -rf "$src" && cp -r tests/consumers/embedded "$src" || return 1
   clean_env cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$dir/moved" &&
@@ -399,6 +400,7 @@ check_embedded_consumer() {
   out=$(cd / && clean_env env TRITONRT_PYTHON=/nonexistent/python TRITONRT_LIBPYTHON=/nonexistent/libpython.so \
     TRITONRT_CACHE_DIR="$dir/empty-index" "$build/consumer" /nonexistent/app/kernels.py) || { echo "$out"; return 1; }
   echo "$out"
+  first=$out
   grep -q "^embedded bundles: 1$" <<<"$out" || { echo "expected one embedded bundle"; return 1; }
   [[ $(grep -c "^add_kernel \|^tuned_scale " <<<"$out") == 6 ]] || { echo "expected 6 hashes"; return 1; }
   while read -r kernel target hash; do
@@ -419,6 +421,15 @@ check_embedded_consumer() {
       grep -q "^tuned_scale $target $want$" <<<"$out" || { echo "tuned_scale BLOCK=$block for $target: $want not embedded"; return 1; }
     done
   done
+  # One file: the program linking tritonrt as an archive, its kernels embedded by a static
+  # library, copied alone into an empty folder and run with an empty environment: no
+  # libtritonrt, no libpython, the same kernels as the program above.
+  ! ldd "$build/one_file" | grep -E "libtritonrt|libpython" || { echo "one_file needs a library of tritonrt"; return 1; }
+  rm -rf "$dir/alone" && mkdir "$dir/alone" && cp "$build/one_file" "$dir/alone/" || return 1
+  out=$(cd "$dir/alone" && env -i ./one_file /nonexistent/app/kernels.py) || { echo "$out"; return 1; }
+  echo "$out"
+  [[ $(grep -E "^(add_kernel|tuned_scale) " <<<"$out") == $(grep -E "^(add_kernel|tuned_scale) " <<<"$first") &&
+    $out == *"embedded bundles: 1"* ]] || { echo "one_file does not hold the kernels the program above holds"; return 1; }
   out=$("$cli" bundle list "$build/consumer") || return 1
   echo "$out"
   grep -q "kernels:tuned_scale" <<<"$out" || { echo "bundle list does not show the embedded kernels"; return 1; }

@@ -2,9 +2,11 @@
 #
 # Compiles the calls of <calls.json> at build time for each TARGETS entry (cuda:80, cuda:90,
 # ...) with the build machine's Triton (`tritonrt bundle create --calls`: every config of an
-# autotuned kernel), and embeds the bundle in <target>, an executable or shared library that
-# links tritonrt::core: its kernels are there before main(), before the index and Python,
-# with no file beside the program; where it runs needs neither Python nor Triton. The
+# autotuned kernel), and embeds the bundle in <target>, an executable or a shared, static or
+# object library that links tritonrt::core or tritonrt::core_static (the archive: the program
+# is then one file): its kernels are there before main(), before the index and Python; where
+# it runs needs neither Python nor Triton. A program linking a static library that embeds
+# kernels keeps them (the library's link interface names the registration). The
 # bundle is made again when a kernel's source, a module it reads, Triton's version or the
 # calls file changes, and only then. The build machine needs Triton, not a GPU.
 #   NAME    tells two bundles of one target apart (default: the calls file's name)
@@ -27,10 +29,9 @@ function(tritonrt_add_kernels target)
                         "(TRITONRT_BUILD_TOOLS=OFF), which compiles the kernels")
   endif()
   get_target_property(type ${target} TYPE)
-  if(NOT type MATCHES "^(EXECUTABLE|SHARED_LIBRARY|MODULE_LIBRARY|OBJECT_LIBRARY)$")
-    # An archive's members are linked only when referenced: the bundle would be dropped.
-    message(FATAL_ERROR "tritonrt_add_kernels: ${target} is a ${type}; embed the kernels in the executable or "
-                        "shared library that links it")
+  if(NOT type MATCHES "^(EXECUTABLE|SHARED_LIBRARY|MODULE_LIBRARY|OBJECT_LIBRARY|STATIC_LIBRARY)$")
+    message(FATAL_ERROR "tritonrt_add_kernels: ${target} is a ${type}; embed the kernels in an executable or a "
+                        "static, shared or object library")
   endif()
   cmake_path(ABSOLUTE_PATH arg_CALLS BASE_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}" NORMALIZE)
   if(NOT EXISTS "${arg_CALLS}")
@@ -87,12 +88,17 @@ asm(R"tritonrt(
 extern "C" const char @id@_begin[];
 extern "C" const char @id@_end[];
 
-namespace {
-[[maybe_unused]] const bool registered =
+// Named, so that a program linking an archive that holds this object keeps it (an archive's
+// members are linked only when something names them: tritonrt_add_kernels has the program
+// name this one).
+extern "C" const bool @id@_registered;
+const bool @id@_registered =
     (tritonrt::register_embedded_bundle(@id@_begin, static_cast<std::size_t>(@id@_end - @id@_begin), "@name@"), true);
-}  // namespace
 ]=])
   # The assembler reads the bundle: the object is rebuilt whenever it is.
   set_source_files_properties("${source}" PROPERTIES OBJECT_DEPENDS "${bundle}")
   target_sources(${target} PRIVATE "${source}")
+  if(type STREQUAL "STATIC_LIBRARY")
+    target_link_options(${target} INTERFACE "LINKER:--undefined=${id}_registered")
+  endif()
 endfunction()

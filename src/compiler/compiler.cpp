@@ -51,6 +51,15 @@ std::filesystem::path module_path() {
   if (!library) {
     raise<PythonError>({}, "cannot locate libtritonrt to find its compiler module; set TRITONRT_PYTHON_MODULE");
   }
+  if (!library->filename().string().starts_with("libtritonrt")) {
+    // Linked in as an archive (tritonrt::core_static): nothing of tritonrt lies beside the program.
+    raise<PythonError>({},
+                       "{} links tritonrt as an archive, so it has no compiler module beside it: compiling needs "
+                       "TRITONRT_PYTHON_MODULE set to the libtritonrt_python.so of the same tritonrt (in the pip "
+                       "package: the folder `python -c \"import tritonrt; print(tritonrt.library_dir)\"` prints); "
+                       "what its embedded bundles hold runs without it",
+                       library->string());
+  }
   return library->parent_path() / "libtritonrt_python.so";
 }
 
