@@ -1,4 +1,4 @@
-"""The code's dependencies are the ones the README's "Layers" table states.
+"""The code's dependencies are the ones the "Layers" table of CONTRIBUTING.md states.
 
 Every `#include "folder/..."` in a layer's folder must name its own folder or one the table's
 "May include" column lists for it; public headers (include/tritonrt) include only each other.
@@ -20,8 +20,8 @@ SOURCES = ("*.h", "*.cpp", "*.inc")
 
 
 def layer_table():
-    """{folder: set of folders it may include}, read from the README's Layers table."""
-    text = (REPO / "README.md").read_text()
+    """{folder: set of folders it may include}, read from CONTRIBUTING.md's Layers table."""
+    text = (REPO / "CONTRIBUTING.md").read_text()
     section = text[text.index("## Layers"):]
     section = section[:section.index("\n## ", 1)]
     rows = [line for line in section.splitlines() if line.startswith("| `")]
