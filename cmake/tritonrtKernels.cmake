@@ -1,4 +1,5 @@
-# tritonrt_add_kernels(<target> CALLS <calls.json> TARGETS <target>... [NAME <name>] [PYTHON <python>])
+# tritonrt_add_kernels(<target> CALLS <calls.json> TARGETS <target>... [NAME <name>] [PYTHON <python>]
+#                      [HEADER <header.h> [NAMESPACE <namespace>]])
 #
 # Compiles the calls of <calls.json> at build time for each TARGETS entry (cuda:80, cuda:90,
 # ...) with the build machine's Triton (`tritonrt bundle create --calls`: every config of an
@@ -12,9 +13,12 @@
 #   NAME    tells two bundles of one target apart (default: the calls file's name)
 #   PYTHON  the Python whose Triton compiles them (default: as the tool finds one; see
 #           TRITONRT_PYTHON in tritonrt's README)
+#   HEADER  also writes <header> (e.g. app_kernels.h, on <target>'s include path): one typed
+#           launch function per call (`tritonrt header`), so that a call with an argument
+#           of the wrong type does not compile; NAMESPACE names their namespace (kernels)
 # `tritonrt bundle list <program>` shows what a program embeds.
 function(tritonrt_add_kernels target)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "CALLS;NAME;PYTHON" "TARGETS")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "CALLS;NAME;PYTHON;HEADER;NAMESPACE" "TARGETS")
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "tritonrt_add_kernels: unknown arguments ${arg_UNPARSED_ARGUMENTS}")
   endif()
@@ -100,5 +104,24 @@ const bool @id@_registered =
   target_sources(${target} PRIVATE "${source}")
   if(type STREQUAL "STATIC_LIBRARY")
     target_link_options(${target} INTERFACE "LINKER:--undefined=${id}_registered")
+  endif()
+
+  if(arg_HEADER)
+    if(NOT arg_NAMESPACE)
+      set(arg_NAMESPACE kernels)
+    endif()
+    set(header "${dir}/include/${arg_HEADER}")
+    # Made again with the bundle: when the calls file, a kernel's source or Triton changes.
+    add_custom_command(
+      OUTPUT "${header}"
+      COMMAND ${CMAKE_COMMAND} -E env ${env} $<TARGET_FILE:tritonrt::cli> header "${arg_CALLS}" -o "${header}"
+              --namespace "${arg_NAMESPACE}"
+      DEPENDS "${bundle}" "${arg_CALLS}" tritonrt::cli
+      WORKING_DIRECTORY "${calls_dir}"
+      COMMENT "tritonrt: typed launch functions for ${arg_CALLS}"
+      VERBATIM)
+    add_custom_target(${id}_header DEPENDS "${header}")
+    add_dependencies(${target} ${id}_header)
+    target_include_directories(${target} PUBLIC "$<BUILD_INTERFACE:${dir}/include>")
   endif()
 endfunction()

@@ -36,6 +36,7 @@
 #include "calls.h"
 #include "report.h"
 #include "signature.h"
+#include "typed_header.h"
 #include "common/errors.h"
 #include "store/files.h"
 #include "store/kernel_names.h"
@@ -73,6 +74,15 @@ an autotuned kernel), and exactly those are packed:
     "options": {"num_warps": 4}}, ...]
 A relative SOURCE in CALLS.json is relative to the file's folder. Without --calls, what this
 machine's index holds is packed: every kernel, or those --kernel names.)";
+
+constexpr const char* kHeaderHelp =
+    R"(CALLS.json lists calls as `bundle create --calls` takes them. Each call gives one inline
+function, named after its kernel, that takes the launch config and the arguments the call
+passes, typed from its tokens: *fp32 -> const float* (fp16, bf16, fp8 -> tritonrt::DevicePtr),
+an integer -> std::int64_t, a float -> double, a fixed type such as i32 -> std::int32_t;
+constexpr parameters, None and strings are fixed at the call's values, and the call's options
+fill what the config leaves unset. A second call of a kernel with the same parameter types is
+named with the call's number (add_kernel_2).)";
 
 // A malformed command line: exit 2, the message on stderr.
 class UsageError : public std::runtime_error {
@@ -312,6 +322,8 @@ struct Request {
   CLI::App* bundle = nullptr;
   CLI::App* bundle_create = nullptr;
   CLI::App* bundle_list = nullptr;
+  CLI::App* header = nullptr;
+  std::string name_space = "kernels";
   std::string kernel, signature_text, target, output, calls, bundle_file, depfile;
   bool json = false, verify = false;
   tritonrt::CompileOptions options;
@@ -385,6 +397,12 @@ void define_commands(CLI::App& app, Request& r) {
   r.bundle_list->add_option("file", r.bundle_file, "FILE.trb, or an ELF program or shared library")->required();
   r.bundle_list->add_flag("--json", r.json, "Print JSON");
   r.bundle_list->add_flag("--verify", r.verify, "Also check every kernel's entry and binary against its checksum");
+
+  r.header = app.add_subcommand("header", "Write a C++ header with one typed launch function per call of CALLS.json");
+  r.header->add_option("calls", r.calls, "CALLS.json")->required();
+  r.header->add_option("-o,--output", r.output, "Write it to FILE (default: standard output)")->type_name("FILE");
+  r.header->add_option("--namespace", r.name_space, "The functions' C++ namespace (default: kernels)")->type_name("NS");
+  r.header->footer(kHeaderHelp);
 }
 
 // A word where a command belongs must be one, and an option the command line does not have
@@ -443,6 +461,19 @@ void run(const Request& r, std::ostream& out) {
     const auto artifact = fn.compile_packed(*target, r.options, args);
     const auto written = output.empty() ? std::vector<std::filesystem::path>{} : write_artifact(*artifact, output);
     return tritonrt::cli::print_compile(out, fn, *artifact, written, r.json);
+  }
+  if (*r.header) {
+    const auto parsed = tritonrt::cli::read_calls(calls);
+    if (std::any_of(parsed.begin(), parsed.end(), [](const auto& call) { return names_a_module(call.source); })) {
+      search_current_folder_first();
+    }
+    const std::string text = tritonrt::cli::typed_header(parsed, r.calls, r.name_space);
+    if (output.empty()) {
+      out << text;
+    } else if (const std::string why = tritonrt::detail::write_whole_file(output, text); !why.empty()) {
+      tritonrt::detail::raise<tritonrt::ArtifactError>({}, "cannot write the header {}: {}", output, why);
+    }
+    return;
   }
   if (*r.bundle_list) {
     const auto check = r.verify ? tritonrt::BundleCheck::everything : tritonrt::BundleCheck::table;

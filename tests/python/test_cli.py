@@ -8,6 +8,7 @@ import importlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -578,6 +579,60 @@ def test_bundle_list_shows_each_artifact_with_the_options_the_installed_triton_d
     assert {"num_warps", "num_stages", "num_ctas"} <= keyed.keys()
     text = run("bundle", "list", tmp_path / "add.trb").stdout
     assert f"    {target}  {artifact['options']}  {artifact['specialization']}  hash {artifact['hash']}\n" in text
+
+
+# --- header ----------------------------------------------------------------------------------------
+
+TYPED_CALLS = [{**ADD_CALL, "options": {"num_warps": 8}},
+               {**ADD_CALL, "signature": "*fp32,*fp32,*fp32,4096,256"},
+               {**ADD_CALL, "signature": "*fp16,*fp16,*fp16,i32,256"}]
+
+
+def compiles(tmp_path, header, body):
+    """Whether a C++ file including `header` with `body` in a function compiles: (ok, errors)."""
+    compiler = shutil.which("c++") or shutil.which("g++")
+    if compiler is None:
+        pytest.skip("no C++ compiler")
+    source = tmp_path / "use.cpp"
+    source.write_text(f'#include "{header.name}"\n\nvoid use(float* x, double* d, void* h) {{\n{body}\n}}\n')
+    done = subprocess.run([compiler, "-std=c++20", "-fsyntax-only", f"-I{REPO / 'include'}", f"-I{header.parent}",
+                           str(source)], capture_output=True, text=True, timeout=300)
+    return done.returncode == 0, done.stderr
+
+
+def test_header_gives_one_typed_function_per_call_and_a_wrong_type_does_not_compile(run, tmp_path):
+    (tmp_path / "vector_ops.py").write_text((EXAMPLE_KERNELS / "vector_ops.py").read_text())
+    (tmp_path / "calls.json").write_text(json.dumps(TYPED_CALLS))
+    header = tmp_path / "app_kernels.h"
+    run("header", tmp_path / "calls.json", "-o", header, "--namespace", "app")
+    text = header.read_text()
+    # Each call's arguments typed from its tokens, its constexpr fixed, its options filled in.
+    assert "inline void add_kernel(const tritonrt::LaunchConfig& config, const float* x_ptr, const float* y_ptr, " \
+           "const float* out_ptr, std::int64_t n) {" in text, text
+    assert "if (!launch.options.num_warps) launch.options.num_warps = 8;" in text
+    assert "kernel(launch, x_ptr, y_ptr, out_ptr, n, std::int64_t{1024});" in text
+    # The same parameter types with another BLOCK: named with the call's number.
+    assert "inline void add_kernel_2(const tritonrt::LaunchConfig& config, const float* x_ptr" in text
+    assert "inline void add_kernel(const tritonrt::LaunchConfig& config, tritonrt::DevicePtr x_ptr" in text
+    assert "tritonrt::scalar(tritonrt::DType::i32, n), std::int64_t{256});" in text
+    ok, errors = compiles(tmp_path, header, """
+  app::add_kernel({.grid = {4}}, x, x, x, 4096);
+  app::add_kernel_2({.grid = {16}}, x, x, x, 4096);
+  app::add_kernel({}, tritonrt::DevicePtr{h, tritonrt::DType::fp16}, tritonrt::DevicePtr{h, tritonrt::DType::fp16},
+                  tritonrt::DevicePtr{h, tritonrt::DType::fp16}, 4096);""")
+    assert ok, errors
+    # A double buffer where the kernel takes fp32, a missing argument: the program does not compile.
+    for wrong in ("app::add_kernel({}, d, x, x, 4096);", "app::add_kernel_2({}, x, x, x);"):
+        ok, errors = compiles(tmp_path, header, "  " + wrong)
+        assert not ok and "add_kernel" in errors, wrong
+
+
+def test_header_refuses_a_call_it_cannot_type_naming_it(run, tmp_path):
+    (tmp_path / "calls.json").write_text(json.dumps(
+        [{"kernel": f"{KERNELS / 'tuple_kernels.py'}:tuple_unspecialized", "signature": "(*fp32,*fp32),*fp32,4,64"}]))
+    result = run("header", tmp_path / "calls.json", check=False)
+    assert result.returncode != 0 and result.stdout == ""
+    assert "call 1 (tuple_unspecialized), parameter" in result.stderr and "tuple" in result.stderr, result.stderr
 
 
 # --- --json: errors too ------------------------------------------------------------------------------
