@@ -31,7 +31,8 @@ void report(const tritonrt::Artifact& art) {
 
 int compile_only(const char* kernels) {
   const auto target = tritonrt::Target::parse("cuda:90");
-  std::printf("compiling for the default target %s instead\n\n", target.str().c_str());
+  std::printf("compiling for the default target %s instead (nothing is launched)\n", target.str().c_str());
+  std::printf("\n%-16s %-10s %-6s %-8s %-10s %s\n", "kernel", "target", "warps", "shared", "binary", "specialization");
   // Stand-in device addresses: compiling needs only their types and alignment.
   const DevicePtr x{reinterpret_cast<const void*>(0x10000), DType::fp32};
   const DevicePtr y{reinterpret_cast<const void*>(0x20000), DType::fp32};
@@ -113,7 +114,15 @@ int main(int argc, char** argv) {
   try {
     int devices = 0;
     if (const cudaError_t e = cudaGetDeviceCount(&devices); e != cudaSuccess || devices == 0) {
-      std::printf("no GPU here (CUDA runtime: %s)\n", e != cudaSuccess ? cudaGetErrorString(e) : "no devices");
+      // tritonrt's words for what is missing (the CUDA runtime's would speak of versions).
+      std::string why = "the CUDA driver sees no device";
+      try {
+        (void)tritonrt::Target::current();
+      } catch (const tritonrt::Error& error) {
+        why = error.what();
+        if (why.starts_with("tritonrt: ")) why.erase(0, 10);
+      }
+      std::printf("no GPU here: %s\n", why.c_str());
       return compile_only(kernels);
     }
     std::printf("GPU found: launching on device 0 (%s)\n", tritonrt::Target::current().str().c_str());
