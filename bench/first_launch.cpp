@@ -121,7 +121,9 @@ int child_launch(const std::string& source) {
 // bundles it.
 int child_prepare(const fs::path& bundle) {
   child_launch(kKernels);
-  create_bundle(bundle, BundleFilter{{kKernels + ":scale"}, {}, {}});
+  BundleFilter filter;
+  filter.kernels = {kKernels + ":scale"};
+  create_bundle(bundle, filter);
   return 0;
 }
 

@@ -63,11 +63,10 @@ TEST(DeployChild, CompilesTunesAndBundlesWithPython) {
   use_device(0);
   launch_add((scratch->dir / "gpu_kernels.py").string());
   std::printf("tuned config %s\n", launch_tuned((scratch->dir / "library_style.py").string()).c_str());
-  const BundleInfo info = create_bundle(scratch->dir / "deploy.trb",
-                                        {{(scratch->dir / "gpu_kernels.py").string() + ":add_kernel",
-                                          (scratch->dir / "library_style.py").string() + ":entry_autotuned_add"},
-                                         {},
-                                         {}});
+  BundleFilter filter;
+  filter.kernels = {(scratch->dir / "gpu_kernels.py").string() + ":add_kernel",
+                    (scratch->dir / "library_style.py").string() + ":entry_autotuned_add"};
+  const BundleInfo info = create_bundle(scratch->dir / "deploy.trb", filter);
   EXPECT_EQ(info.kernels.size(), 2u);
 }
 
