@@ -14,7 +14,9 @@
 namespace tritonrt::cli {
 namespace {
 
-// C++'s keywords, which Python identifiers may be: such a name gets a trailing '_'.
+// C++'s keywords (which Python identifiers may be) and the names the generated functions use
+// themselves (their parameter `config`, locals `launch` and `kernel`, namespaces `std` and
+// `tritonrt`): a parameter or kernel of such a name gets a trailing '_'.
 const std::set<std::string_view> kKeywords = {
     "alignas",   "alignof",   "and",        "asm",          "auto",      "bitand",   "bitor",     "bool",
     "case",      "catch",     "char",       "class",        "compl",     "concept",  "const",     "consteval",
@@ -24,8 +26,8 @@ const std::set<std::string_view> kKeywords = {
     "new",       "noexcept",  "not",        "operator",     "or",        "private",  "protected", "public",
     "register",  "requires",  "short",      "signed",       "sizeof",    "static",   "struct",    "switch",
     "template",  "this",      "throw",      "typedef",      "typeid",    "typename", "union",     "unsigned",
-    "using",     "virtual",   "void",       "volatile",     "wchar_t",   "xor",
-    "config",    "launch",    "kernel"};  // the function's own parameter and locals
+    "using",     "virtual",   "void",       "volatile",     "wchar_t",   "xor",      "true",      "false",
+    "nullptr",   "config",    "launch",     "kernel",       "std",       "tritonrt"};
 
 std::string identifier(std::string_view name) {
   std::string out(name);
@@ -35,8 +37,9 @@ std::string identifier(std::string_view name) {
 
 // The enumerator of `type` in tritonrt::DType.
 std::string dtype_enumerator(DType type) {
-  static const char* const names[] = {"u1",   "i8",   "i16",  "i32",     "i64",   "u8",       "u16",     "u32",     "u64",
-                                      "fp16", "bf16", "fp32", "fp64",    "fp8e4nv", "fp8e5", "fp8e4b15", "fp8e4b8", "fp8e5b16"};
+  static const char* const names[] = {"u1",   "i8",      "i16",   "i32",      "i64",     "u8",
+                                      "u16",  "u32",     "u64",   "fp16",     "bf16",    "fp32",
+                                      "fp64", "fp8e4nv", "fp8e5", "fp8e4b15", "fp8e4b8", "fp8e5b16"};
   static_assert(sizeof names / sizeof names[0] == kDTypeCount);
   return std::string("tritonrt::DType::") + names[static_cast<int>(type)];
 }
@@ -44,18 +47,30 @@ std::string dtype_enumerator(DType type) {
 // The C++ element type a pointer to `type` is, or "" where C++ has none (fp16, bf16, fp8).
 std::string element_type(DType type) {
   switch (type) {
-    case DType::u1: return "bool";
-    case DType::i8: return "std::int8_t";
-    case DType::i16: return "std::int16_t";
-    case DType::i32: return "std::int32_t";
-    case DType::i64: return "std::int64_t";
-    case DType::u8: return "std::uint8_t";
-    case DType::u16: return "std::uint16_t";
-    case DType::u32: return "std::uint32_t";
-    case DType::u64: return "std::uint64_t";
-    case DType::fp32: return "float";
-    case DType::fp64: return "double";
-    default: return "";
+    case DType::u1:
+      return "bool";
+    case DType::i8:
+      return "std::int8_t";
+    case DType::i16:
+      return "std::int16_t";
+    case DType::i32:
+      return "std::int32_t";
+    case DType::i64:
+      return "std::int64_t";
+    case DType::u8:
+      return "std::uint8_t";
+    case DType::u16:
+      return "std::uint16_t";
+    case DType::u32:
+      return "std::uint32_t";
+    case DType::u64:
+      return "std::uint64_t";
+    case DType::fp32:
+      return "float";
+    case DType::fp64:
+      return "double";
+    default:
+      return "";
   }
 }
 
@@ -79,8 +94,8 @@ std::string string_literal(std::string_view text) {
 
 std::string double_literal(double value) {
   if (std::isnan(value)) return "std::numeric_limits<double>::quiet_NaN()";
-  if (std::isinf(value)) return value > 0 ? "std::numeric_limits<double>::infinity()"
-                                          : "-std::numeric_limits<double>::infinity()";
+  if (std::isinf(value))
+    return value > 0 ? "std::numeric_limits<double>::infinity()" : "-std::numeric_limits<double>::infinity()";
   char text[40];
   std::snprintf(text, sizeof text, "%.17g", value);
   std::string out = text;
@@ -91,13 +106,20 @@ std::string double_literal(double value) {
 // The C++ expression passing `a` as the call passed it (a value fixed in the header).
 std::string fixed_value(const Arg& a, const std::string& where) {
   switch (a.kind) {
-    case ArgKind::none: return "std::nullopt";
-    case ArgKind::boolean: return a.value.u != 0 ? "true" : "false";
-    case ArgKind::sint: return "std::int64_t{" + std::to_string(a.value.i) + "}";
-    case ArgKind::uint: return "std::uint64_t{" + std::to_string(a.value.u) + "u}";
-    case ArgKind::real: return "double{" + double_literal(a.value.f) + "}";
-    case ArgKind::string: return "std::string_view{" + string_literal(std::string_view(a.value.s, a.size)) + "}";
-    case ArgKind::dtype: return dtype_enumerator(a.dtype);
+    case ArgKind::none:
+      return "std::nullopt";
+    case ArgKind::boolean:
+      return a.value.u != 0 ? "true" : "false";
+    case ArgKind::sint:
+      return "std::int64_t{" + std::to_string(a.value.i) + "}";
+    case ArgKind::uint:
+      return "std::uint64_t{" + std::to_string(a.value.u) + "u}";
+    case ArgKind::real:
+      return "double{" + double_literal(a.value.f) + "}";
+    case ArgKind::string:
+      return "std::string_view{" + string_literal(std::string_view(a.value.s, a.size)) + "}";
+    case ArgKind::dtype:
+      return dtype_enumerator(a.dtype);
     case ArgKind::typed: {
       const std::string number = a.stored == ArgKind::real      ? double_literal(a.value.f)
                                  : a.stored == ArgKind::boolean ? std::string(a.value.u != 0 ? "true" : "false")
@@ -121,8 +143,7 @@ struct Passed {
 
 Passed passed(const ParamInfo& p, const Arg& a, const std::string& token, const std::string& where) {
   const std::string name = identifier(p.name);
-  const bool fixed = p.is_constexpr || a.kind == ArgKind::none || a.kind == ArgKind::string ||
-                     a.kind == ArgKind::dtype;
+  const bool fixed = p.is_constexpr || a.kind == ArgKind::none || a.kind == ArgKind::string || a.kind == ArgKind::dtype;
   if (fixed) return {"", fixed_value(a, where), p.name + "=" + token};
   switch (a.kind) {
     case ArgKind::pointer: {
@@ -130,10 +151,14 @@ Passed passed(const ParamInfo& p, const Arg& a, const std::string& token, const 
       if (element.empty()) return {"tritonrt::DevicePtr " + name, name, p.name + ": " + token};
       return {"const " + element + "* " + name, name, p.name + ": " + token};
     }
-    case ArgKind::sint: return {"std::int64_t " + name, name, p.name + ": int"};
-    case ArgKind::uint: return {"std::uint64_t " + name, name, p.name + ": int"};
-    case ArgKind::real: return {"double " + name, name, p.name + ": float"};
-    case ArgKind::boolean: return {"bool " + name, name, p.name + ": bool"};
+    case ArgKind::sint:
+      return {"std::int64_t " + name, name, p.name + ": int"};
+    case ArgKind::uint:
+      return {"std::uint64_t " + name, name, p.name + ": int"};
+    case ArgKind::real:
+      return {"double " + name, name, p.name + ": float"};
+    case ArgKind::boolean:
+      return {"bool " + name, name, p.name + ": bool"};
     case ArgKind::typed: {
       const std::string element = element_type(a.dtype);
       const std::string type = !element.empty() && a.dtype != DType::u1 ? element : "double";

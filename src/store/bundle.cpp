@@ -210,8 +210,14 @@ class MappedBundle {
 std::string MappedKernel::where() const { return bundle->path().string(); }
 
 std::string MappedKernel::artifact_list() const {
+  constexpr std::size_t kShown = 16;  // a message, not a listing: `bundle list` shows them all
   std::string out;
-  for (const auto& [key, hash] : held) out += (out.empty() ? "" : "; ") + artifact_words(key);
+  for (std::size_t i = 0; i < held.size() && i < kShown; ++i) {
+    out += (out.empty() ? "" : "; ") + artifact_words(held[i].first);
+  }
+  if (held.size() > kShown) {
+    out += "; and " + std::to_string(held.size() - kShown) + " more (tritonrt bundle list shows them)";
+  }
   return out.empty() ? "nothing" : out;
 }
 

@@ -54,7 +54,8 @@ struct MappedKernel {
 
   /// The bundle's path, for messages.
   std::string where() const;
-  /// What it holds, for a message: each artifact's key in words (artifact_words), ';'-separated.
+  /// What it holds, for a message: each artifact's key in words (artifact_words), ';'-separated,
+  /// the first 16 and how many more.
   std::string artifact_list() const;
 };
 
