@@ -13,37 +13,40 @@
 
 #include <algorithm>
 #include <charconv>
-#include <chrono>
 #include <climits>
-#include <cstdio>
 #include <cstdlib>
-#include <deque>
 #include <filesystem>
 #include <iostream>
 #include <optional>
-#include <set>
 #include <sstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <system_error>
-#include <tuple>
 #include <type_traits>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "bundle_command.h"
 #include "calls.h"
+#include "command_support.h"
 #include "report.h"
 #include "signature.h"
 #include "typed_header.h"
 #include "common/errors.h"
 #include "store/files.h"
-#include "store/kernel_names.h"
 #include "tritonrt/bundle.h"
 #include "tritonrt/tritonrt.h"
 
 namespace {
+
+using tritonrt::cli::is_autotuned;
+using tritonrt::cli::names_a_module;
+using tritonrt::cli::parse_call;
+using tritonrt::cli::search_current_folder_first;
+using tritonrt::cli::usage_error;
+using tritonrt::cli::UsageError;
 
 // The help text's notes: what CLI11 does not say about the arguments.
 constexpr const char* kSignatureHelp = R"(ARGS describes one call, comma-separated, one entry per argument:
@@ -83,14 +86,6 @@ an integer -> std::int64_t, a float -> double, a fixed type such as i32 -> std::
 constexpr parameters, None and strings are fixed at the call's values, and the call's options
 fill what the config leaves unset. A second call of a kernel with the same parameter types is
 named with the call's number (add_kernel_2).)";
-
-// A malformed command line: exit 2, the message on stderr.
-class UsageError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-[[noreturn]] void usage_error(const std::string& message) { throw UsageError(message); }
 
 // SOURCE:KERNEL of the command line.
 std::pair<std::string, std::string> kernel_argument(const std::string& spec) {
@@ -152,145 +147,6 @@ std::vector<tritonrt::Target> parse_targets(const std::string& list) {
     if (comma == std::string_view::npos) return targets;
     rest.remove_prefix(comma + 1);
   }
-}
-
-std::vector<tritonrt::Arg> parse_call(const std::string& signature, tritonrt::cli::SignatureStorage& storage,
-                                      const std::string& where) {
-  try {
-    return tritonrt::cli::parse_signature(signature, storage);
-  } catch (const tritonrt::cli::SignatureError& e) {
-    usage_error(where + e.what());
-  }
-}
-
-bool is_autotuned(tritonrt::JitFunction& fn) {
-  const auto& decorators = fn.signature().decorators;
-  return std::any_of(decorators.begin(), decorators.end(),
-                     [](const auto& d) { return d.kind == tritonrt::Decorator::Kind::autotune; });
-}
-
-// `python -m` puts the current folder first on the module search path (unless
-// PYTHONSAFEPATH is set); so does a kernel named by module here. Through PYTHONPATH: the
-// embedded Python reads it when it starts, and the index records it with a kernel named by
-// module, so one indexed from another folder is not served for this one.
-void search_current_folder_first() {
-  if (const char* safe = std::getenv("PYTHONSAFEPATH"); safe != nullptr && *safe != '\0') return;
-  std::error_code ec;
-  const std::filesystem::path here = std::filesystem::current_path(ec);
-  if (ec) return;
-  std::string value = here.string();
-  if (const char* before = std::getenv("PYTHONPATH"); before != nullptr && *before != '\0')
-    value += ":" + std::string(before);
-  ::setenv("PYTHONPATH", value.c_str(), 1);
-}
-
-// A kernel named the way the bridge takes a module, not a file.
-bool names_a_module(const std::string& source) {
-  return !source.ends_with(".py") && source.find('/') == std::string::npos;
-}
-
-// `bundle create`: with --calls, compiles each call for each target first.
-// Whether `path` starts as an ELF file does (a program or shared library to list the embedded
-// bundles of); a bundle starts with "tritonrt-bundle".
-bool is_elf(const std::filesystem::path& path) {
-  // Read as every file tritonrt reads: a FIFO or device is not opened for reading here.
-  const tritonrt::detail::InputFile in(path);
-  if (!in.error().empty()) return false;
-  const auto magic = in.read(0, 4);
-  return magic && *magic == std::string_view("\x7f" "ELF", 4);
-}
-
-// A Makefile rule "BUNDLE: DEPENDENCIES" (spaces, '#' and '$' escaped as Make and Ninja read
-// them): what a build that makes the bundle must redo it for.
-void write_depfile(const std::string& depfile, const std::filesystem::path& bundle, const tritonrt::BundleInfo& info,
-                   const std::string& calls_file) {
-  const auto escaped = [](const std::string& path) {
-    std::string out;
-    for (const char c : path) {
-      if (c == ' ' || c == '#') out += '\\';
-      if (c == '$') out += '$';
-      out += c;
-    }
-    return out;
-  };
-  std::set<std::string> files;
-  if (!calls_file.empty()) files.insert(std::filesystem::absolute(calls_file).lexically_normal().string());
-  for (const auto& kernel : info.kernels) files.insert(kernel.files.begin(), kernel.files.end());
-  std::string text = escaped(bundle.string()) + ":";
-  for (const auto& f : files) text += " \\\n  " + escaped(f);
-  if (const std::string why = tritonrt::detail::write_whole_file(depfile, text + "\n"); !why.empty()) {
-    tritonrt::detail::raise<tritonrt::ArtifactError>({}, "cannot write the dependency file {}: {}", depfile, why);
-  }
-}
-
-void create(std::ostream& out, const std::filesystem::path& file, tritonrt::BundleFilter filter,
-            const std::string& calls_file, const std::string& depfile) {
-  // Before anything is compiled: the bundle must be able to go where it is asked to.
-  if (const std::string problem = tritonrt::detail::output_problem(file); !problem.empty()) {
-    tritonrt::detail::raise<tritonrt::ArtifactError>({}, "cannot create the bundle {}: {}", file.string(), problem);
-  }
-  std::vector<std::pair<std::string, std::string>> calls_made;  // source, kernel
-  if (!calls_file.empty()) {
-    if (filter.targets.empty()) usage_error("bundle create --calls needs --target");
-    if (!filter.kernels.empty() || !filter.hashes.empty()) usage_error("--calls takes no --kernel or --hash");
-    const auto calls = tritonrt::cli::read_calls(calls_file);
-    // A module named in the calls file is found from the current folder first, as on the
-    // command line (the entry `compile` suggests for an autotuned kernel may name one).
-    if (std::any_of(calls.begin(), calls.end(), [](const auto& call) { return names_a_module(call.source); })) {
-      search_current_folder_first();
-    }
-    for (const auto& call : calls) calls_made.emplace_back(call.source, call.name);
-    const std::size_t total = calls.size() * filter.targets.size();
-    std::size_t done = 0;
-    for (const auto& call : calls) {
-      tritonrt::cli::SignatureStorage storage;
-      const auto args = parse_call(call.signature, storage, calls_file + ", " + call.name + ": ");
-      auto& fn = tritonrt::JitFunction::get(call.source, call.name);
-      filter.kernels.push_back(call.source + ":" + call.name);
-      const bool tuned = is_autotuned(fn);
-      for (const auto& target : filter.targets) {
-        const auto start = std::chrono::steady_clock::now();
-        std::size_t artifacts = 0;
-        if (tuned) {
-          for (const auto& config : fn.compile_configs_packed(target, call.options, args)) {
-            if (!config.artifact)
-              tritonrt::detail::raise<tritonrt::CompileError>({call.name}, "config {}: {}", config.config,
-                                                              tritonrt::detail::without_prefix(config.error));
-            filter.keys.push_back(config.artifact->key);
-            ++artifacts;
-          }
-        } else {
-          filter.keys.push_back(fn.compile_packed(target, call.options, args)->key);
-          artifacts = 1;
-        }
-        const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-        std::fprintf(stderr, "[%zu/%zu] %s for %s: %zu artifact%s (%.1f s)\n", ++done, total, call.name.c_str(),
-                     target.str().c_str(), artifacts, artifacts == 1 ? "" : "s", took.count());
-      }
-    }
-  }
-  const auto info = tritonrt::create_bundle(file, filter);
-  // Every call compiled must be in the bundle: a kernel the index did not record (what it was
-  // made from could not all be observed, or its file changed meanwhile) fails the command.
-  for (const auto& call : calls_made) {
-    const bool held = std::any_of(info.kernels.begin(), info.kernels.end(), [&](const tritonrt::BundleKernel& k) {
-      return tritonrt::detail::names_kernel(call.first + ":" + call.second, k.source, k.name);
-    });
-    if (!held) {
-      std::error_code ec;
-      std::filesystem::remove(file, ec);
-      std::string why;
-      for (const auto& line : info.skipped) why += "; skipped " + line;
-      tritonrt::detail::raise<tritonrt::ArtifactError>(
-          {call.second},
-          "of '{}' was compiled but is not in the index to bundle{} (TRITONRT_LOG=info says why it was not "
-          "recorded); no bundle was written",
-          call.first, why);
-    }
-  }
-  if (!depfile.empty()) write_depfile(depfile, file, info, calls_file);
-  for (const auto& line : info.skipped) std::cerr << "tritonrt: skipped " << line << "\n";
-  tritonrt::cli::print_bundle(out, info, false);
 }
 
 // tritonrt, Triton (asked through Python), Python and the CUDA driver.
@@ -477,7 +333,7 @@ void run(const Request& r, std::ostream& out) {
   }
   if (*r.bundle_list) {
     const auto check = r.verify ? tritonrt::BundleCheck::everything : tritonrt::BundleCheck::table;
-    if (is_elf(bundle_file)) {
+    if (tritonrt::cli::is_elf(bundle_file)) {
       return tritonrt::cli::print_embedded(out, bundle_file, tritonrt::read_embedded_bundles(bundle_file, check),
                                            r.json);
     }
@@ -489,7 +345,7 @@ void run(const Request& r, std::ostream& out) {
   for (const auto& list : r.targets) {
     for (auto& t : parse_targets(list)) filter.targets.push_back(std::move(t));
   }
-  create(out, bundle_file, std::move(filter), calls, depfile);
+  tritonrt::cli::create_bundle_command(out, bundle_file, std::move(filter), calls, depfile);
 }
 
 // The results reach the real standard output only at the end, whole: while a command runs,
