@@ -3,7 +3,7 @@
 // constexprs), compiled with Triton's hash, a tuple passed to a tl.constexpr parameter keyed
 // by value, the decorators shown Python tuples, and the errors. Launches (and an autotuner
 // keyed on a tuple): the fake-driver tests (test_fake_driver_launch.cpp) and the GPU tests
-// (tests/gpu/test_kernels.cpp).
+// (Parity.TupleArguments in tests/gpu/test_parity.cpp).
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 """Kernels Triton refuses to compile, for the layout of the error tritonrt reports
-(tests/cpu/test_error_layout.cpp, tests/python/test_error_layout.py): Triton's text keeps its
+(ErrorLayout in tests/cpu/test_errors.cpp, tests/python/test_error_layout.py): Triton's text keeps its
 lines, and its caret stays under the column it points at."""
 import triton
 import triton.language as tl

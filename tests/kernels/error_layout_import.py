@@ -1,5 +1,5 @@
 """A kernel module that raises while it is imported, two frames deep in its own lines
-(tests/cpu/test_error_layout.cpp, tests/python/test_error_layout.py)."""
+(ErrorLayout in tests/cpu/test_errors.cpp, tests/python/test_error_layout.py)."""
 import triton
 
 
