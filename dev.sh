@@ -202,8 +202,8 @@ warn_if_disk_short() {
 
 # make_room_for_wheel: the wheel check downloads and installs torch with CUDA's libraries into a
 # fresh venv, about 9 GB at its peak. Where less is free (CI's disk filled there once), the
-# folders of the stages that already ran and passed go first, each said (the next run rebuilds
-# them), then pip's cache of downloads.
+# folders of the stages that already ran go first, each said (the next run rebuilds them;
+# none where a stage failed, so that its log stays), then pip's cache of downloads.
 make_room_for_wheel() {
   local need_gb=10 dir
   for dir in "$BUILD_FUZZ" "$BUILD_ASAN" "$BUILD_LATEST" "$VENV_LATEST" pip-cache; do
@@ -211,7 +211,7 @@ make_room_for_wheel() {
     if [[ $dir == pip-cache ]]; then
       say "$(free_gb) GB free, the wheel check needs about $need_gb: emptying pip's cache"
       "$VENV/bin/python" -m pip cache purge >/dev/null 2>&1 || true
-    elif [[ -e $dir ]] && ((!FAILED)); then  # a failed stage's folder stays, with its log
+    elif [[ -e $dir ]] && ((!FAILED)); then  # once a stage failed, every folder stays, with its log
       say "$(free_gb) GB free, the wheel check needs about $need_gb: removing $dir (the next run rebuilds it)"
       rm -rf "$dir"
     fi
@@ -428,7 +428,7 @@ check_embedded_consumer() {
   rm -rf "$dir/alone" && mkdir "$dir/alone" && cp "$build/one_file" "$dir/alone/" || return 1
   out=$(cd "$dir/alone" && env -i ./one_file /nonexistent/app/kernels.py) || { echo "$out"; return 1; }
   echo "$out"
-  [[ $(grep -E "^(add_kernel|tuned_scale) " <<<"$out") == $(grep -E "^(add_kernel|tuned_scale) " <<<"$first") &&
+  [[ "$(grep -E "^(add_kernel|tuned_scale) " <<<"$out")" == "$(grep -E "^(add_kernel|tuned_scale) " <<<"$first")" &&
     $out == *"embedded bundles: 1"* ]] || { echo "one_file does not hold the kernels the program above holds"; return 1; }
   out=$("$cli" bundle list "$build/consumer") || return 1
   echo "$out"
@@ -631,6 +631,7 @@ case ${1:-} in
     ;;
   wheel)
     setup_system
+    make_room_for_wheel
     run_wheel
     summary "$BUILD_WHEEL/wheel.log"
     ;;

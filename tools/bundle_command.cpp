@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <set>
 #include <system_error>
@@ -13,6 +14,7 @@
 #include "command_support.h"
 #include "report.h"
 #include "common/errors.h"
+#include "common/record_key.h"
 #include "store/files.h"
 #include "store/kernel_names.h"
 #include "tritonrt/tritonrt.h"
@@ -66,6 +68,15 @@ void create_bundle_command(std::ostream& out, const std::filesystem::path& file,
   if (!calls_file.empty()) {
     if (filter.targets.empty()) usage_error("bundle create --calls needs --target");
     if (!filter.kernels.empty() || !filter.hashes.empty()) usage_error("--calls takes no --kernel or --hash");
+    // The calls compile into the index, which the bundle is packed from: a call a loaded
+    // bundle served would never get there.
+    if (const char* loaded = std::getenv("TRITONRT_BUNDLE"); loaded != nullptr && *loaded != '\0') {
+      tritonrt::detail::raise<tritonrt::ArtifactError>(
+          {},
+          "cannot create the bundle {} with --calls while TRITONRT_BUNDLE is set ({}): a call its bundles hold "
+          "would be served from them and never recorded in the index the bundle is packed from; unset it",
+          file.string(), loaded);
+    }
     const auto calls = tritonrt::cli::read_calls(calls_file);
     // A module named in the calls file is found from the current folder first, as on the
     // command line (the entry `compile` suggests for an autotuned kernel may name one).
@@ -89,11 +100,12 @@ void create_bundle_command(std::ostream& out, const std::filesystem::path& file,
             if (!config.artifact)
               tritonrt::detail::raise<tritonrt::CompileError>({call.name}, "config {}: {}", config.config,
                                                               tritonrt::detail::without_prefix(config.error));
-            filter.keys.push_back(config.artifact->key);
+            filter.artifacts.emplace_back(call.source + ":" + call.name, config.artifact->key);
             ++artifacts;
           }
         } else {
-          filter.keys.push_back(fn.compile_packed(target, call.options, args)->key);
+          filter.artifacts.emplace_back(call.source + ":" + call.name,
+                                        fn.compile_packed(target, call.options, args)->key);
           artifacts = 1;
         }
         const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
@@ -104,21 +116,37 @@ void create_bundle_command(std::ostream& out, const std::filesystem::path& file,
   }
   const auto info = tritonrt::create_bundle(file, filter);
   // Every call compiled must be in the bundle: a kernel the index did not record (what it was
-  // made from could not all be observed, or its file changed meanwhile) fails the command.
-  for (const auto& call : calls_made) {
-    const bool held = std::any_of(info.kernels.begin(), info.kernels.end(), [&](const tritonrt::BundleKernel& k) {
-      return tritonrt::detail::names_kernel(call.first + ":" + call.second, k.source, k.name);
+  // made from could not all be observed, or its file changed meanwhile) fails the command, and
+  // so does an artifact the index did not get (served by a loaded bundle, or not written).
+  const auto fail = [&](const std::string& kernel, const std::string& source, const std::string& what) {
+    std::error_code ec;
+    std::filesystem::remove(file, ec);
+    std::string why;
+    for (const auto& line : info.skipped) why += "; skipped " + line;
+    tritonrt::detail::raise<tritonrt::ArtifactError>(
+        {kernel},
+        "of '{}'{} was compiled but is not in the index to bundle{} (TRITONRT_LOG=info says why it was not "
+        "recorded); no bundle was written",
+        source, what, why);
+  };
+  for (const auto& [source, name] : calls_made) {
+    if (std::none_of(info.kernels.begin(), info.kernels.end(), [&](const tritonrt::BundleKernel& k) {
+          return tritonrt::detail::names_kernel(source + ":" + name, k.source, k.name);
+        })) {
+      fail(name, source, "");
+    }
+  }
+  for (const auto& [kernel, key] : filter.artifacts) {
+    const bool packed = std::any_of(info.kernels.begin(), info.kernels.end(), [&](const tritonrt::BundleKernel& k) {
+      return tritonrt::detail::names_kernel(kernel, k.source, k.name) &&
+             std::any_of(k.held.begin(), k.held.end(), [&](const tritonrt::BundleArtifact& a) {
+               return a.target + "|" + a.options + "|" + a.specialization == key;
+             });
     });
-    if (!held) {
-      std::error_code ec;
-      std::filesystem::remove(file, ec);
-      std::string why;
-      for (const auto& line : info.skipped) why += "; skipped " + line;
-      tritonrt::detail::raise<tritonrt::ArtifactError>(
-          {call.second},
-          "of '{}' was compiled but is not in the index to bundle{} (TRITONRT_LOG=info says why it was not "
-          "recorded); no bundle was written",
-          call.first, why);
+    if (!packed) {
+      const auto colon = kernel.rfind(':');
+      fail(kernel.substr(colon + 1), kernel.substr(0, colon),
+           ": its artifact (" + tritonrt::detail::artifact_words(key) + ")");
     }
   }
   if (!depfile.empty()) write_depfile(depfile, file, info, calls_file);

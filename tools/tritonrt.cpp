@@ -84,8 +84,9 @@ function, named after its kernel, that takes the launch config and the arguments
 passes, typed from its tokens: *fp32 -> const float* (fp16, bf16, fp8 -> tritonrt::DevicePtr),
 an integer -> std::int64_t, a float -> double, a fixed type such as i32 -> std::int32_t;
 constexpr parameters, None and strings are fixed at the call's values, and the call's options
-fill what the config leaves unset. A second call of a kernel with the same parameter types is
-named with the call's number (add_kernel_2).)";
+fill what the config leaves unset. A kernel's later calls are named with their number in the
+file (add_kernel_2). A pointer of the wrong element type or a missing argument is a compile
+error; scalars convert as C++ converts them.)";
 
 // SOURCE:KERNEL of the command line.
 std::pair<std::string, std::string> kernel_argument(const std::string& spec) {

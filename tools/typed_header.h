@@ -1,6 +1,7 @@
 // `tritonrt header CALLS.json`: a C++ header with one typed launch function per call of a
-// calls file, so that a program calling a kernel with an argument of the wrong type does not
-// compile.
+// calls file, so that a program passing a pointer of the wrong element type, a pointer for a
+// scalar, or too few or too many arguments does not compile (scalars convert as C++ converts
+// them).
 //
 //     // calls.json: [{"kernel": "kernels.py:add_kernel", "signature": "*fp32,*fp32,*fp32,4096,1024"}]
 //     namespace kernels {

@@ -65,11 +65,11 @@ struct BundleFilter {
   std::vector<Target> targets;
   /// Artifacts by Triton's kernel hash (KernelMetadata::hash).
   std::vector<std::string> hashes;
-  /// Artifacts by key (Artifact::key): exactly those. With keys, the bundle holds those
-  /// artifacts and nothing else the index holds for their kernels (no tuning choices, no
-  /// heuristic values): what `bundle create --calls` packs, the same whatever else the
-  /// index holds.
-  std::vector<std::string> keys;
+  /// Artifacts by kernel (SOURCE:NAME, matched as `kernels` is) and key (Artifact::key):
+  /// exactly those. With these, the bundle holds those artifacts and nothing else the index
+  /// holds (no tuning choices, no heuristic values): what `bundle create --calls` packs, the
+  /// same whatever else the index holds.
+  std::vector<std::pair<std::string, std::string>> artifacts;
 };
 
 /// Writes a bundle of what this machine's index (TRITONRT_CACHE_DIR, see the README) holds

@@ -544,7 +544,7 @@ class _Interpreted:
         return self.kernel[grid]
 
     def __getattr__(self, name):
-        if name.startswith("__"):
+        if name.startswith("__") or name == "kernel":  # `kernel` missing: a copy being made
             raise AttributeError(name)
         return getattr(self.kernel, name)
 

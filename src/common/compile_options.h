@@ -2,7 +2,6 @@
 #pragma once
 
 #include <cstdint>
-#include <cstdio>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -33,14 +32,6 @@ struct OptionsKey {
 #undef TRITONRT_PACK_OPTION
   }
   friend bool operator==(const OptionsKey&, const OptionsKey&) = default;
-
-  /// The words in hex, for keys that are strings.
-  std::string text() const {
-    char buffer[64];
-    std::snprintf(buffer, sizeof buffer, "%llx.%llx.%llx", static_cast<unsigned long long>(words[0]),
-                  static_cast<unsigned long long>(words[1]), static_cast<unsigned long long>(words[2]));
-    return buffer;
-  }
 
  private:
   [[gnu::always_inline]] void pack(const std::optional<int>& v, unsigned& int_slot, unsigned& flag_bit) noexcept {

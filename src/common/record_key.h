@@ -19,8 +19,8 @@ struct RecordKey {
   std::string target;         ///< as Target::str() spells it
   std::string rest;           ///< options|specialization, the tuning key, or "<n> SMs"
 
-  /// The artifact of a specialization (`options` as OptionsKey::text, `specialization` as
-  /// Specialization::repr).
+  /// The artifact of a specialization (`options` as options_words spells the options Triton
+  /// resolves, `specialization` as Specialization::repr).
   static RecordKey artifact(std::string target, std::string_view options, std::string_view specialization);
   /// Autotune layer `layer`'s choice for a tuning key (as Python prints its tuple).
   static RecordKey choice(std::size_t layer, std::string target, std::string tuning_key);

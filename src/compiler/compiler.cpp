@@ -54,7 +54,8 @@ std::filesystem::path module_path() {
   if (!library->filename().string().starts_with("libtritonrt")) {
     // Linked in as an archive (tritonrt::core_static): nothing of tritonrt lies beside the program.
     raise<PythonError>({},
-                       "{} links tritonrt as an archive, so it has no compiler module beside it: compiling needs "
+                       "{} holds tritonrt itself (linked as an archive), so no compiler module lies beside a "
+                       "libtritonrt: Python (to describe or compile a kernel, or run its Python) needs "
                        "TRITONRT_PYTHON_MODULE set to the libtritonrt_python.so of the same tritonrt (in the pip "
                        "package: the folder `python -c \"import tritonrt; print(tritonrt.library_dir)\"` prints); "
                        "what its embedded bundles hold runs without it",
@@ -216,6 +217,17 @@ PythonSide& python_side(const ErrorSite& site, std::string_view needed) {
 
 namespace {
 
+// What the index keeps of the bridge's description: the same but for the kernel's handle,
+// which numbers the kernels of this process only (a stored kernel is read with none). Every
+// process then records one text, and one fingerprint, for one kernel, whatever order it
+// loaded its kernels in.
+std::string stored_description(const std::string& description) {
+  auto j = nlohmann::json::parse(description, nullptr, false);
+  if (!j.is_object() || !j.contains("handle")) return description;
+  j["handle"] = -1;
+  return dump_json(j);
+}
+
 // Kernel `name` of `source` imported through Python and described by the bridge, then
 // recorded in the index; `why` says why nothing else served it (in the error when Python
 // cannot be loaded).
@@ -242,7 +254,8 @@ KernelDescription described_through_python(std::string_view source, std::string_
       const JsonReader<PythonError> read({name}, "the bridge's account of what the kernel was made from");
       const auto inputs = read.parse(compiler->kernel_dependencies(kernel));
       if (!inputs.is_object()) read.fail("is not an object");
-      kernel.index_fingerprint = index->put_kernel(source, name, {description, python.rules_json, "", {}}, inputs);
+      kernel.index_fingerprint =
+          index->put_kernel(source, name, {stored_description(description), python.rules_json, "", {}}, inputs);
     } catch (const Error& e) {
       log_about(LogLevel::info, {name}, "not indexed: {}", without_prefix(e.what()));
     }

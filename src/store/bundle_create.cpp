@@ -68,7 +68,7 @@ class BundleWriter {
     }
     // Choices and heuristics' values are what runs on some device recorded: a bundle of
     // named artifacts (keys) holds those artifacts only.
-    const bool exact = !filter_.keys.empty();
+    const bool exact = !filter_.artifacts.empty();
     nlohmann::json choices = nlohmann::json::array();
     for (const auto& c : listing.choices) {
       if (!exact && wanted_target(filter_, c.key))
@@ -128,8 +128,12 @@ class BundleWriter {
       if (!wanted_target(filter_, key)) continue;
       const auto& hashes = filter_.hashes;
       if (!hashes.empty() && std::find(hashes.begin(), hashes.end(), artifact.metadata.hash) == hashes.end()) continue;
-      const auto& keys = filter_.keys;
-      if (!keys.empty() && std::find(keys.begin(), keys.end(), key) == keys.end()) continue;
+      const auto& named = filter_.artifacts;
+      if (!named.empty() && std::none_of(named.begin(), named.end(), [&](const auto& a) {
+            return a.second == key && detail::names_kernel(a.first, listing.source, listing.name);
+          })) {
+        continue;
+      }
       held.push_back({{"key", key}, {"hash", artifact.metadata.hash}});
       out.push_back({{"key", key},
                      {"binary_kind", artifact.binary_kind},

@@ -19,8 +19,9 @@ namespace tritonrt::detail {
 /// by path is recorded with the file it was imported from (format 1 could record another
 /// copy of its package); a kernel named by module with where its import looked. 3: a kernel's
 /// record names what the bridge observed it was made from (files and folders with their
-/// stamps, modules with where they are found, environment variables set or unset).
-inline constexpr int kIndexFormat = 3;
+/// stamps, modules with where they are found, environment variables set or unset). 4:
+/// artifacts keyed by their options as Triton resolves them, in words.
+inline constexpr int kIndexFormat = 4;
 
 /// A record file's header line, read before anything else of the file.
 struct IndexHeader {

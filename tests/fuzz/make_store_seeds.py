@@ -57,7 +57,7 @@ def index_seeds(index):
           bytes([2 | WRAPPED]) + json.dumps({"key": HARNESS_KEY, "config": 1, "text": "BLOCK: 64"}).encode())
     write("index", "heuristic_wrapped",
           bytes([3 | WRAPPED]) + json.dumps({"key": HARNESS_KEY, "entries": ['{"value": 1}']}).encode())
-    write("index", "header_claims_too_much", bytes([1]) + b"tritonrt-index 3 artifact 10 99999999999 " + b"0" * 64 + b"\n")
+    write("index", "header_claims_too_much", bytes([1]) + b"tritonrt-index 4 artifact 10 99999999999 " + b"0" * 64 + b"\n")
 
 
 def bundle_seeds(bundle):

@@ -463,25 +463,25 @@ def test_compile_of_an_autotuned_kernel_says_how_bundle_create_compiles_its_conf
 def test_bundle_create_that_matches_nothing_names_every_record_left_out(run, tmp_path):
     """A record too damaged to name its kernel may be the one asked for: the error says so."""
     index = tmp_path / "index"
-    (index / "v3" / "damaged").mkdir(parents=True)
+    (index / "v4" / "damaged").mkdir(parents=True)
     # A whole record (header and checksum right) whose kernel fields are missing.
     body = b'{"something": "else"}'
-    header = f"tritonrt-index 3 kernel {len(body)} 0 {hashlib.sha256(body).hexdigest()}\n".encode()
-    (index / "v3" / "damaged" / "kernel").write_bytes(header + body)
+    header = f"tritonrt-index 4 kernel {len(body)} 0 {hashlib.sha256(body).hexdigest()}\n".encode()
+    (index / "v4" / "damaged" / "kernel").write_bytes(header + body)
     result = run("bundle", "create", tmp_path / "x.trb", "--kernel", f"{SIGNATURES}:plain", check=False,
                  env={"TRITONRT_INDEX": "on", "TRITONRT_CACHE_DIR": str(index)})
     assert result.returncode == 1 and not (tmp_path / "x.trb").exists()
     assert "nothing in the index" in result.stderr
-    assert f"skipped {index / 'v3' / 'damaged'}: " in result.stderr, result.stderr
+    assert f"skipped {index / 'v4' / 'damaged'}: " in result.stderr, result.stderr
 
 
 def test_bundle_create_sets_a_damaged_record_aside_without_naming_a_kernel(run, tmp_path):
     """A record whose checksum fails is set aside with a warning about its file; there is no
     kernel to name yet (the warning once read "kernel 'index': ...")."""
     index = tmp_path / "index"
-    (index / "v3" / "damaged").mkdir(parents=True)
-    path = index / "v3" / "damaged" / "kernel"
-    path.write_bytes(b"tritonrt-index 3 kernel 2 0 " + b"0" * 64 + b"\n{}")
+    (index / "v4" / "damaged").mkdir(parents=True)
+    path = index / "v4" / "damaged" / "kernel"
+    path.write_bytes(b"tritonrt-index 4 kernel 2 0 " + b"0" * 64 + b"\n{}")
     result = run("bundle", "create", tmp_path / "x.trb", "--kernel", f"{SIGNATURES}:plain", check=False,
                  env={"TRITONRT_INDEX": "on", "TRITONRT_CACHE_DIR": str(index)})
     assert result.returncode == 1
@@ -531,30 +531,65 @@ def test_bundle_create_with_calls_speaks_only_of_the_calls_kernels(run, tmp_path
 ADD_CALL = {"kernel": "vector_ops.py:add_kernel", "signature": "*fp32,*fp32,*fp32,1000,1024"}
 
 
+TWINS = """import triton
+import triton.language as tl
+
+
+@triton.jit
+def twin_a(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=offsets < n), mask=offsets < n)
+
+
+@triton.jit
+def twin_b(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offsets, 2 * tl.load(x_ptr + offsets, mask=offsets < n), mask=offsets < n)
+"""
+
+
 def test_bundle_create_with_calls_packs_the_same_bytes_whatever_else_the_index_holds(run, tmp_path):
-    (tmp_path / "vector_ops.py").write_text((EXAMPLE_KERNELS / "vector_ops.py").read_text())
-    # One default option spelt out: Triton compiles it as the default call, so it is that call's artifact.
-    (tmp_path / "calls.json").write_text(json.dumps([{**ADD_CALL, "options": {"num_warps": 4}}]))
+    (tmp_path / "twins.py").write_text(TWINS)
+    # Two kernels of one signature. One default option spelt out: Triton compiles it as the
+    # default call, so it is that call's artifact.
+    (tmp_path / "calls.json").write_text(json.dumps([
+        {"kernel": "twins.py:twin_a", "signature": "*fp32,*fp32,4096,1024", "options": {"num_warps": 4}},
+        {"kernel": "twins.py:twin_b", "signature": "*fp32,*fp32,4097,1024"}]))
     bundles = {}
     for name in ("fresh", "busy", "fresh again"):
         index = {"TRITONRT_INDEX": "on", "TRITONRT_CACHE_DIR": str(tmp_path / name)}
         if name == "busy":
-            # The same kernel compiled before with the default options, other options and
-            # another specialization, then tuned and run nowhere: none of it is asked for.
-            for extra in ([], ["--num-warps", "8"]):
-                run("compile", tmp_path / "vector_ops.py:add_kernel", "--target", "cuda:90", "--signature",
-                    ADD_CALL["signature"], *extra, env=index)
-            run("compile", tmp_path / "vector_ops.py:add_kernel", "--target", "cuda:90", "--signature",
-                "*fp32,*fp32,*fp32,1001,1024", env=index)
+            # Compiled before and asked for by no call: twin_a with the default options, other
+            # options and another specialization; twin_b as the calls file calls twin_a (the
+            # same key, another kernel).
+            compiles = [("twin_a", "*fp32,*fp32,4096,1024", []), ("twin_a", "*fp32,*fp32,4096,1024", ["--num-warps", "8"]),
+                        ("twin_a", "*fp32,*fp32,1001,1024", []), ("twin_b", "*fp32,*fp32,4096,1024", [])]
+            for kernel, signature, extra in compiles:
+                run("compile", f"{tmp_path / 'twins.py'}:{kernel}", "--target", "cuda:90", "--signature", signature,
+                    *extra, env=index)
         bundle = tmp_path / f"{name}.trb"
         run("bundle", "create", bundle, "--calls", tmp_path / "calls.json", "--target", "cuda:90", env=index)
         bundles[name] = bundle.read_bytes()
     assert bundles["busy"] == bundles["fresh"]
     assert bundles["fresh again"] == bundles["fresh"]
     listed = json.loads(run("bundle", "list", tmp_path / "busy.trb", "--json").stdout)
-    [kernel] = listed["kernels"]
-    assert [a["options"] for a in kernel["held"]] == [
-        "num_warps=4, num_stages=3, num_ctas=1, launch_pdl=false, launch_cooperative_grid=false"]
+    held = {k["name"]: [(a["options"], a["specialization"]) for a in k["held"]] for k in listed["kernels"]}
+    options = "num_warps=4, num_stages=3, num_ctas=1, launch_pdl=false, launch_cooperative_grid=false"
+    assert held == {"twin_a": [(options, "[('*fp32', 'D'), ('*fp32', 'D'), ('i32', 'D'), ('constexpr', 1024)]")],
+                    "twin_b": [(options, "[('*fp32', 'D'), ('*fp32', 'D'), ('i32', ''), ('constexpr', 1024)]")]}
+
+
+def test_bundle_create_with_calls_refuses_to_run_beside_a_loaded_bundle(run, tmp_path):
+    (tmp_path / "twins.py").write_text(TWINS)
+    (tmp_path / "calls.json").write_text(json.dumps([{"kernel": "twins.py:twin_a", "signature": "*fp32,*fp32,4096,1024"}]))
+    run("bundle", "create", tmp_path / "first.trb", "--calls", tmp_path / "calls.json", "--target", "cuda:90",
+        env={"TRITONRT_INDEX": "on", "TRITONRT_CACHE_DIR": str(tmp_path / "first")})
+    # A loaded bundle would serve the call, and the index the bundle is packed from never get it.
+    result = run("bundle", "create", tmp_path / "second.trb", "--calls", tmp_path / "calls.json", "--target",
+                 "cuda:90", check=False, env={"TRITONRT_INDEX": "on", "TRITONRT_CACHE_DIR": str(tmp_path / "second"),
+                                              "TRITONRT_BUNDLE": str(tmp_path / "first.trb")})
+    assert result.returncode == 1 and not (tmp_path / "second.trb").exists()
+    assert f"with --calls while TRITONRT_BUNDLE is set ({tmp_path / 'first.trb'})" in result.stderr, result.stderr
 
 
 @pytest.mark.parametrize("target", ["cuda:90", "hip:gfx942"])
@@ -611,18 +646,20 @@ def test_header_gives_one_typed_function_per_call_and_a_wrong_type_does_not_comp
            "const float* out_ptr, std::int64_t n) {" in text, text
     assert "if (!launch.options.num_warps) launch.options.num_warps = 8;" in text
     assert "kernel(launch, x_ptr, y_ptr, out_ptr, n, std::int64_t{1024});" in text
-    # The same parameter types with another BLOCK: named with the call's number.
+    # A later call of the kernel (another BLOCK, other types): named with the call's number.
     assert "inline void add_kernel_2(const tritonrt::LaunchConfig& config, const float* x_ptr" in text
-    assert "inline void add_kernel(const tritonrt::LaunchConfig& config, tritonrt::DevicePtr x_ptr" in text
+    assert "inline void add_kernel_3(const tritonrt::LaunchConfig& config, tritonrt::DevicePtr x_ptr" in text
     assert "tritonrt::scalar(tritonrt::DType::i32, n), std::int64_t{256});" in text
     ok, errors = compiles(tmp_path, header, """
   app::add_kernel({.grid = {4}}, x, x, x, 4096);
   app::add_kernel_2({.grid = {16}}, x, x, x, 4096);
-  app::add_kernel({}, tritonrt::DevicePtr{h, tritonrt::DType::fp16}, tritonrt::DevicePtr{h, tritonrt::DType::fp16},
-                  tritonrt::DevicePtr{h, tritonrt::DType::fp16}, 4096);""")
+  app::add_kernel_3({}, tritonrt::DevicePtr{h, tritonrt::DType::fp16}, tritonrt::DevicePtr{h, tritonrt::DType::fp16},
+                    tritonrt::DevicePtr{h, tritonrt::DType::fp16}, 4096);""")
     assert ok, errors
-    # A double buffer where the kernel takes fp32, a missing argument: the program does not compile.
-    for wrong in ("app::add_kernel({}, d, x, x, 4096);", "app::add_kernel_2({}, x, x, x);"):
+    # A double buffer where the kernel takes fp32, a missing argument, a pointer for an integer:
+    # the program does not compile.
+    for wrong in ("app::add_kernel({}, d, x, x, 4096);", "app::add_kernel_2({}, x, x, x);",
+                  "app::add_kernel({}, x, x, x, x);"):
         ok, errors = compiles(tmp_path, header, "  " + wrong)
         assert not ok and "add_kernel" in errors, wrong
 
