@@ -129,14 +129,16 @@ void create_bundle_command(std::ostream& out, const std::filesystem::path& file,
         "recorded); no bundle was written",
         source, what, why);
   };
-  for (const auto& [source, name] : calls_made) {
+  for (const auto& call : calls_made) {  // no structured bindings: lambdas capture them (clang 14)
+    const std::string &source = call.first, &name = call.second;
     if (std::none_of(info.kernels.begin(), info.kernels.end(), [&](const tritonrt::BundleKernel& k) {
           return tritonrt::detail::names_kernel(source + ":" + name, k.source, k.name);
         })) {
       fail(name, source, "");
     }
   }
-  for (const auto& [kernel, key] : filter.artifacts) {
+  for (const auto& artifact : filter.artifacts) {
+    const std::string &kernel = artifact.first, &key = artifact.second;
     const bool packed = std::any_of(info.kernels.begin(), info.kernels.end(), [&](const tritonrt::BundleKernel& k) {
       return tritonrt::detail::names_kernel(kernel, k.source, k.name) &&
              std::any_of(k.held.begin(), k.held.end(), [&](const tritonrt::BundleArtifact& a) {

@@ -124,7 +124,8 @@ class BundleWriter {
     for (const auto& a : listing.artifacts) by_key.push_back(&a);
     std::sort(by_key.begin(), by_key.end(), [](const auto* a, const auto* b) { return a->first < b->first; });
     for (const auto* listed : by_key) {
-      const auto& [key, artifact] = *listed;
+      const std::string& key = listed->first;  // not a structured binding: lambdas capture it (clang 14)
+      const Artifact& artifact = listed->second;
       if (!wanted_target(filter_, key)) continue;
       const auto& hashes = filter_.hashes;
       if (!hashes.empty() && std::find(hashes.begin(), hashes.end(), artifact.metadata.hash) == hashes.end()) continue;
