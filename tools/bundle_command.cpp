@@ -142,7 +142,7 @@ void create_bundle_command(std::ostream& out, const std::filesystem::path& file,
     const bool packed = std::any_of(info.kernels.begin(), info.kernels.end(), [&](const tritonrt::BundleKernel& k) {
       return tritonrt::detail::names_kernel(kernel, k.source, k.name) &&
              std::any_of(k.held.begin(), k.held.end(), [&](const tritonrt::BundleArtifact& a) {
-               return a.target + "|" + a.options + "|" + a.specialization == key;
+               return tritonrt::detail::RecordKey::artifact(a.target, a.options, a.specialization).text() == key;
              });
     });
     if (!packed) {

@@ -25,37 +25,6 @@ namespace {
   throw SignatureError(what + ": '" + shown + "'");
 }
 
-// The comma-separated tokens of `text`, a tuple's parentheses and a string's quotes kept whole.
-std::vector<std::string_view> split(std::string_view text) {
-  std::vector<std::string_view> tokens;
-  std::size_t start = 0;
-  char quote = 0;
-  int depth = 0;
-  for (std::size_t i = 0; i <= text.size(); ++i) {
-    const char c = i < text.size() ? text[i] : ',';
-    if (quote != 0) {
-      if (i == text.size()) fail("unterminated string in --signature", text.substr(start));
-      if (c == quote) quote = 0;
-    } else if (c == '\'' || c == '"') {
-      quote = c;
-    } else if (c == '(') {
-      ++depth;
-    } else if (c == ')') {
-      if (--depth < 0) fail("a ')' closes no tuple", text.substr(start, i + 1 - start));
-    } else if (c == ',' && depth > 0 && i == text.size()) {
-      fail("a '(' opens a tuple that is not closed", text.substr(start));
-    } else if (c == ',' && depth == 0) {
-      std::string_view token = text.substr(start, i - start);
-      while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
-      while (!token.empty() && token.back() == ' ') token.remove_suffix(1);
-      tokens.push_back(token);
-      start = i + 1;
-    }
-  }
-  if (tokens.size() == 1 && tokens[0].empty()) tokens.clear();  // no arguments at all
-  return tokens;
-}
-
 // Triton's AOT compiler also spells the boolean type `i1`; tritonrt's name is `u1`.
 std::string_view canonical_type(std::string_view name) { return name == "i1" ? std::string_view("u1") : name; }
 
@@ -174,7 +143,7 @@ Arg parse_tuple(std::string_view token, SignatureStorage& storage, int depth) {
     if (inner.find_first_not_of(' ') == std::string_view::npos) {
       fail("a comma with no value before it is no tuple (Python writes an empty tuple ())", token);
     }
-    const auto tokens = split(inner);
+    const auto tokens = split_signature(inner);
     if (tokens.size() == 1 && !trailing_comma) {
       fail("parentheses around one value are no tuple; a one-element tuple is written (x,)", token);
     }
@@ -254,9 +223,39 @@ Arg parse_token(std::string_view token, SignatureStorage& storage, int depth) {
 
 }  // namespace
 
+std::vector<std::string_view> split_signature(std::string_view text) {
+  std::vector<std::string_view> tokens;
+  std::size_t start = 0;
+  char quote = 0;
+  int depth = 0;
+  for (std::size_t i = 0; i <= text.size(); ++i) {
+    const char c = i < text.size() ? text[i] : ',';
+    if (quote != 0) {
+      if (i == text.size()) fail("unterminated string in --signature", text.substr(start));
+      if (c == quote) quote = 0;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+    } else if (c == '(') {
+      ++depth;
+    } else if (c == ')') {
+      if (--depth < 0) fail("a ')' closes no tuple", text.substr(start, i + 1 - start));
+    } else if (c == ',' && depth > 0 && i == text.size()) {
+      fail("a '(' opens a tuple that is not closed", text.substr(start));
+    } else if (c == ',' && depth == 0) {
+      std::string_view token = text.substr(start, i - start);
+      while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
+      while (!token.empty() && token.back() == ' ') token.remove_suffix(1);
+      tokens.push_back(token);
+      start = i + 1;
+    }
+  }
+  if (tokens.size() == 1 && tokens[0].empty()) tokens.clear();  // no arguments at all
+  return tokens;
+}
+
 std::vector<Arg> parse_signature(std::string_view text, SignatureStorage& storage) {
   std::vector<Arg> args;
-  for (const std::string_view token : split(text)) args.push_back(parse_token(token, storage));
+  for (const std::string_view token : split_signature(text)) args.push_back(parse_token(token, storage));
   return args;
 }
 

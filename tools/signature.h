@@ -30,6 +30,11 @@ struct SignatureStorage {
   std::deque<std::vector<Arg>> tuples;  ///< each tuple's elements, side by side
 };
 
+/// The comma-separated tokens of `text`, a tuple's parentheses and a string's quotes kept
+/// whole, each without its surrounding spaces. Throws SignatureError for an unclosed string
+/// or tuple.
+std::vector<std::string_view> split_signature(std::string_view text);
+
 /// The arguments `text` describes; strings and tuples point into `storage`. A tuple is
 /// written as Python writes one: `(*fp32,*fp16)`, `(1,)`, `()`, nested `((2.0,1),(3,None))`.
 /// Throws SignatureError.

@@ -36,14 +36,8 @@ std::string identifier(std::string_view name) {
   return out;
 }
 
-// The enumerator of `type` in tritonrt::DType.
-std::string dtype_enumerator(DType type) {
-  static const char* const names[] = {"u1",   "i8",      "i16",   "i32",      "i64",     "u8",
-                                      "u16",  "u32",     "u64",   "fp16",     "bf16",    "fp32",
-                                      "fp64", "fp8e4nv", "fp8e5", "fp8e4b15", "fp8e4b8", "fp8e5b16"};
-  static_assert(sizeof names / sizeof names[0] == kDTypeCount);
-  return std::string("tritonrt::DType::") + names[static_cast<int>(type)];
-}
+// The enumerator of `type` in tritonrt::DType: its name is Triton's.
+std::string dtype_enumerator(DType type) { return "tritonrt::DType::" + std::string(to_string(type)); }
 
 // The C++ element type a pointer to `type` is, or "" where C++ has none (fp16, bf16, fp8).
 std::string element_type(DType type) {
@@ -184,33 +178,6 @@ Passed passed(const ParamInfo& p, const Arg& a, const std::string& token, const 
   }
 }
 
-// The tokens of a --signature text, split at its top-level commas (as written, for comments).
-std::vector<std::string> tokens_of(std::string_view text) {
-  std::vector<std::string> out(1);
-  int depth = 0;
-  char quote = 0;
-  for (const char c : text) {
-    if (quote != 0) {
-      quote = c == quote ? 0 : quote;
-    } else if (c == '\'' || c == '"') {
-      quote = c;
-    } else if (c == '(') {
-      ++depth;
-    } else if (c == ')') {
-      --depth;
-    } else if (c == ',' && depth == 0) {
-      out.emplace_back();
-      continue;
-    }
-    out.back() += c;
-  }
-  for (auto& t : out) {
-    const auto first = t.find_first_not_of(' '), last = t.find_last_not_of(' ');
-    t = first == std::string::npos ? "" : t.substr(first, last - first + 1);
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string typed_header(const std::vector<Call>& calls, const std::string& calls_file, const std::string& name_space) {
@@ -234,7 +201,7 @@ std::string typed_header(const std::vector<Call>& calls, const std::string& call
     } catch (const SignatureError& e) {
       detail::raise<CallsError>({}, "{}: {}", where, e.what());
     }
-    const auto tokens = tokens_of(call.signature);
+    const auto tokens = split_signature(call.signature);  // as written, for the comments
     auto& fn = JitFunction::get(call.source, call.name);
     std::vector<const ParamInfo*> params;
     for (const auto& p : fn.signature().params) {
@@ -245,8 +212,8 @@ std::string typed_header(const std::vector<Call>& calls, const std::string& call
     }
     std::string declarations, expressions, shown;
     for (std::size_t i = 0; i < args.size(); ++i) {
-      const Passed p = passed(*params[i], args[i], i < tokens.size() ? tokens[i] : "?",
-                              where + ", parameter '" + params[i]->name + "'");
+      const Passed p =
+          passed(*params[i], args[i], std::string(tokens[i]), where + ", parameter '" + params[i]->name + "'");
       if (!p.declaration.empty()) declarations += ", " + p.declaration;
       expressions += ", " + p.expression;
       shown += (shown.empty() ? "" : ", ") + p.shown;
