@@ -1,6 +1,8 @@
 // Host time per call of a decorated kernel on a cache hit: bench/kernels.py's `scale` launched
 // with its constexprs passed, autotuned (`tuned_scale`, its tuning done) and with its block
-// from a heuristic (`heuristic_scale`), through tritonrt and through Triton's Python.
+// from a heuristic (`heuristic_scale`), through tritonrt and through Triton's Python; on
+// Hopper and newer also `tiled_desc2`, its descriptors' tiles passed or set by a config's
+// pre_hook (Python's, memoized, or a C++ one), through tritonrt.
 //
 //     tritonrt_bench_decorated [results.json]   (default: bench/results/decorated.json)
 //
@@ -28,6 +30,44 @@ namespace py = pybind11;
 using namespace tritonrt::bench;
 
 constexpr int kN = 4096;  // four programs: the GPU keeps up with the launches being timed
+
+// Host time per call of bench/kernels.py's tiled_desc2 (two 16 x 16 fp16 TMA descriptors over
+// `memory`): its tiles passed, set by its config's Python pre_hook (memoized), and set by a
+// C++ config hook; the same kernel each time.
+std::vector<std::pair<std::string, Stats>> descriptor_rows(CUdeviceptr memory, CUstream stream) {
+  const std::int64_t shape[] = {16, 16}, strides[] = {16, 1}, placeholder[] = {1, 1};
+  const auto* base = reinterpret_cast<const void*>(memory);
+  const auto tiled = tritonrt::TensorDescriptor::make(base, tritonrt::DType::fp16, shape, strides, shape);
+  const auto untiled = tritonrt::TensorDescriptor::make(base, tritonrt::DType::fp16, shape, strides, placeholder);
+  auto& plain = tritonrt::JitFunction::get(kKernels, "tiled_desc2");
+  auto& hooked = tritonrt::JitFunction::get(kKernels, "hooked_desc2");
+  auto& cpp_hooked = tritonrt::JitFunction::get(kKernels, "cpp_hooked_desc2");
+  cpp_hooked.set_config_hook([](const tritonrt::BoundArgs& a, tritonrt::BlockShapes& tiles) {
+    tiles.set("in_desc", {a.integer("BLOCK_M"), a.integer("BLOCK_N")});
+    tiles.set("out_desc", {a.integer("BLOCK_M"), a.integer("BLOCK_N")});
+  });
+  const tritonrt::LaunchConfig config{.grid = tritonrt::Grid{1}, .stream = stream};
+  std::printf("measuring descriptor kernels: %d repetitions of %d calls each...\n", kReps, kPerRep);
+  std::vector<double> samples[3];
+  for (int rep = 0; rep < kWarmupReps + kReps; ++rep) {
+    for (int which = 0; which < 3; ++which) {
+      CHECK_CU(cuStreamSynchronize(stream));
+      const auto start = std::chrono::steady_clock::now();
+      for (int i = 0; i < kPerRep; ++i) {
+        if (which == 0) plain(config, tiled, tiled, 0, 16, 16);
+        if (which == 1) hooked(config, untiled, untiled, 0);
+        if (which == 2) cpp_hooked(config, untiled, untiled, 0);
+      }
+      const auto stop = std::chrono::steady_clock::now();
+      if (rep >= kWarmupReps)
+        samples[which].push_back(std::chrono::duration<double, std::micro>(stop - start).count() / kPerRep);
+    }
+  }
+  CHECK_CU(cuStreamSynchronize(stream));
+  return {{"tritonrt, descriptors, tiles passed", summarize(samples[0])},
+          {"tritonrt, descriptors, Python pre_hook", summarize(samples[1])},
+          {"tritonrt, descriptors, C++ config hook", summarize(samples[2])}};
+}
 
 int run(const std::string& output) {
   auto& d = Driver::get();
@@ -85,6 +125,11 @@ int run(const std::string& output) {
   std::vector<std::pair<std::string, Stats>> rows = {{"tritonrt, constexprs passed", summarize(samples[0])},
                                                      {"tritonrt, @triton.autotune (hit)", summarize(samples[1])},
                                                      {"tritonrt, @triton.heuristics (hit)", summarize(samples[2])}};
+  if (d.compute_capability(device).first >= 9) {
+    for (auto& row : descriptor_rows(x, stream)) rows.push_back(std::move(row));
+  } else {
+    std::printf("descriptor rows not measured: TMA descriptors need compute capability 9.0\n");
+  }
   nlohmann::json info = {
       {"device", device_name(device)},   {"driver_version", driver_version()},
       {"timestamp", utc_timestamp()},    {"repetitions", kReps},
@@ -106,18 +151,24 @@ int run(const std::string& output) {
       std::printf("Triton's Python calls were not measured: %s\n", e.what());
     }
   }
-  const double base = rows[0].second.median;
+  // Each row against the same kernel launched by tritonrt with its values passed: `scale`'s
+  // constexprs, or tiled_desc2's tiles.
+  const auto base = [&](const std::string& name) {
+    const bool descriptors = name.find("descriptors") != std::string::npos;
+    for (const auto& [row, s] : rows) {
+      if (row == (descriptors ? "tritonrt, descriptors, tiles passed" : "tritonrt, constexprs passed")) return s.median;
+    }
+    return rows[0].second.median;
+  };
   std::printf("\nhost time per call on %s (cache hit; median of %d x %d calls)\n\n", device_name(device).c_str(), kReps,
               kPerRep);
-  std::printf("%-38s %12s %10s %10s %22s\n", "call", "median us", "p10 us", "p90 us", "x tritonrt constexprs");
+  std::printf("%-38s %12s %10s %10s %22s\n", "call", "median us", "p10 us", "p90 us", "x tritonrt, values passed");
   nlohmann::json results = nlohmann::json::array();
   for (const auto& [name, s] : rows) {
-    std::printf("%-38s %12.3f %10.3f %10.3f %22.3f\n", name.c_str(), s.median, s.p10, s.p90, s.median / base);
-    results.push_back({{"call", name},
-                       {"median_us", s.median},
-                       {"p10_us", s.p10},
-                       {"p90_us", s.p90},
-                       {"ratio_to_tritonrt_constexprs", s.median / base}});
+    const double ratio = s.median / base(name);
+    std::printf("%-38s %12.3f %10.3f %10.3f %22.3f\n", name.c_str(), s.median, s.p10, s.p90, ratio);
+    results.push_back(
+        {{"call", name}, {"median_us", s.median}, {"p10_us", s.p10}, {"p90_us", s.p90}, {"ratio_to_values_passed", ratio}});
   }
   info["results"] = results;
   write_results(info, output);

@@ -1,6 +1,7 @@
 """Kernels for the launch-overhead benchmark: 3, 8 and 19 runtime parameters, and two TMA
-tensor descriptors with a flag; almost no work. Then `scale` plain and decorated, and a matmul
-tuned over 32 configs, as libraries write theirs, for the first-tuning benchmark.
+tensor descriptors with a flag; almost no work. Then, for the decorated-call benchmark, the
+descriptor kernel with its tiles set by a config's pre_hook and `scale` plain and decorated;
+and a matmul tuned over 32 configs, as libraries write theirs, for the first-tuning benchmark.
 
 Each stores one value only when `flag` is non-zero; the benchmark passes flag = 0, so a
 launch costs what the launch path costs. Every parameter is used in the flagged branch so
@@ -34,6 +35,27 @@ def args19(out_ptr, p1, p2, p3, p4, p5, i1, i2, i3, i4, i5, i6, i7, i8, f1, f2, 
 def desc2(in_desc, out_desc, flag):
     if flag != 0:
         out_desc.store([0, 0], in_desc.load([0, 0]))
+
+
+# desc2 as Hopper libraries (and Triton's persistent-matmul tutorial) ship their kernels: the
+# caller's descriptors carry a placeholder block shape, which the config's pre_hook sets from
+# the config's values. The decorated-call benchmark launches it with the tiles passed, under
+# that hook (memoized: no Python on a hit), and with the same tiles set by a C++ hook.
+@triton.jit
+def tiled_desc2(in_desc, out_desc, flag, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    if flag != 0:
+        out_desc.store([0, 0], in_desc.load([0, 0]))
+
+
+def set_tiles(nargs):
+    nargs["in_desc"].block_shape = [nargs["BLOCK_M"], nargs["BLOCK_N"]]
+    nargs["out_desc"].block_shape = [nargs["BLOCK_M"], nargs["BLOCK_N"]]
+
+
+hooked_desc2 = triton.autotune(configs=[triton.Config({"BLOCK_M": 16, "BLOCK_N": 16}, pre_hook=set_tiles)],
+                               key=[])(tiled_desc2)
+cpp_hooked_desc2 = triton.autotune(configs=[triton.Config({"BLOCK_M": 16, "BLOCK_N": 16}, pre_hook=set_tiles)],
+                                   key=[])(tiled_desc2)
 
 
 @triton.jit

@@ -151,6 +151,7 @@ nlohmann::json bundle_json(const BundleInfo& info) {
                               {"artifacts", k.artifacts},
                               {"choices", k.choices},
                               {"heuristic_values", k.heuristic_values},
+                              {"hook_effects", k.hook_effects},
                               {"bytes", k.bytes},
                               {"held", nlohmann::json::array()}});
     for (const auto& a : k.held) {
@@ -187,7 +188,9 @@ void print_bundle(std::ostream& out, const BundleInfo& info, bool json) {
   for (const auto& k : info.kernels) {
     out << "  " << k.identity << "  " << count(k.artifacts, "artifact", "artifacts") << " ("
         << count(k.bytes, "byte", "bytes") << "), " << count(k.choices, "tuning choice", "tuning choices") << ", "
-        << count(k.heuristic_values, "heuristic value", "heuristic values") << ", for";
+        << count(k.heuristic_values, "heuristic value", "heuristic values");
+    if (k.hook_effects != 0) out << ", " << count(k.hook_effects, "config hook effect", "config hook effects");
+    out << ", for";
     for (const auto& t : k.targets) out << " " << t;
     out << "\n    from " << k.source << "\n";
     for (const auto& a : k.held) {

@@ -38,6 +38,7 @@ struct BundleKernel {
   std::size_t artifacts = 0;         ///< compiled specializations (all targets)
   std::size_t choices = 0;           ///< autotuners' choices
   std::size_t heuristic_values = 0;  ///< heuristics' values, one per input they were run on
+  std::size_t hook_effects = 0;      ///< autotune configs' pre_hook effects, one per input they were run on
   std::size_t bytes = 0;             ///< its binaries' size
   /// The files its artifacts were compiled from (its .py file, the modules it reads, Triton's
   /// version file), where they were when it was bundled: what a build that bundles it
@@ -67,15 +68,16 @@ struct BundleFilter {
   std::vector<std::string> hashes;
   /// Artifacts by kernel (SOURCE:NAME, matched as `kernels` is) and key (Artifact::key):
   /// exactly those. With these, the bundle holds those artifacts and nothing else the index
-  /// holds (no tuning choices, no heuristic values): what `bundle create --calls` packs, the
+  /// holds (no tuning choices, heuristic values or hook effects): what `bundle create --calls` packs, the
   /// same whatever else the index holds.
   std::vector<std::pair<std::string, std::string>> artifacts;
 };
 
 /// Writes a bundle of what this machine's index (TRITONRT_CACHE_DIR, see the README) holds
 /// for current sources: each kernel's description, its artifacts, its autotuners' choices
-/// and its heuristics' values (those run on a device, per the inputs they read: a bundled
-/// heuristic serves the inputs it was run on, others need Python). The file is written whole or not at all. Throws
+/// and the values of its heuristics and the block shapes of its configs' pre_hooks (those run on
+/// a device, per the inputs they read: they serve the inputs they were run on, others need
+/// Python). The file is written whole or not at all. Throws
 /// ArtifactError when the filter leaves nothing, when two kernels the bundle would hold share an identity, or when
 /// `out` is not a regular file (a device, FIFO, socket or folder) or leads into /dev: those are never replaced.
 BundleInfo create_bundle(const std::filesystem::path& out, const BundleFilter& filter = {});

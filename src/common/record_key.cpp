@@ -7,6 +7,7 @@ namespace {
 
 constexpr std::string_view kChoice = "autotune ";
 constexpr std::string_view kHeuristic = "heuristic ";
+constexpr std::string_view kHook = "hook ";
 
 // The number at the start of `text`, or nullopt.
 std::optional<std::size_t> number(std::string_view text) {
@@ -30,12 +31,19 @@ RecordKey RecordKey::heuristic(std::size_t memo, std::string target, int multipr
   return {Kind::heuristic, memo, std::move(target), std::to_string(multiprocessors) + " SMs"};
 }
 
+RecordKey RecordKey::hook(std::size_t layer, std::size_t config, std::string target, int multiprocessors) {
+  return {Kind::hook, layer, std::move(target),
+          "config " + std::to_string(config) + ", " + std::to_string(multiprocessors) + " SMs"};
+}
+
 std::string RecordKey::text() const {
   switch (kind) {
     case Kind::choice:
       return std::string(kChoice) + std::to_string(decorator) + "|" + target + "|" + rest;
     case Kind::heuristic:
       return std::string(kHeuristic) + std::to_string(decorator) + "|" + target + "|" + rest;
+    case Kind::hook:
+      return std::string(kHook) + std::to_string(decorator) + "|" + target + "|" + rest;
     case Kind::artifact:
       break;
   }
@@ -47,7 +55,8 @@ std::optional<RecordKey> RecordKey::parse(std::string_view text) {
   const auto bar = text.find('|');
   if (bar == std::string_view::npos) return std::nullopt;
   std::string_view first = text.substr(0, bar), rest = text.substr(bar + 1);
-  for (const auto& [prefix, kind] : {std::pair{kChoice, Kind::choice}, std::pair{kHeuristic, Kind::heuristic}}) {
+  for (const auto& [prefix, kind] : {std::pair{kChoice, Kind::choice}, std::pair{kHeuristic, Kind::heuristic},
+                                     std::pair{kHook, Kind::hook}}) {
     if (!first.starts_with(prefix)) continue;
     const auto decorator = number(first.substr(prefix.size()));
     const auto second = rest.find('|');

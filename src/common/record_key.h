@@ -2,6 +2,7 @@
 //   an artifact         "<target>|<options>|<specialization>"
 //   a tuning choice     "autotune <layer>|<target>|<tuning key>"
 //   a heuristic's value "heuristic <n>|<target>|<SMs> SMs"
+//   a config hook's effect "hook <layer>|<target>|config <c>, <SMs> SMs"
 // The index puts the fingerprint of the kernel's record in front: "<fingerprint>|<key>".
 #pragma once
 
@@ -13,11 +14,11 @@
 namespace tritonrt::detail {
 
 struct RecordKey {
-  enum class Kind { artifact, choice, heuristic };
+  enum class Kind { artifact, choice, heuristic, hook };
   Kind kind = Kind::artifact;
   std::size_t decorator = 0;  ///< the autotune layer, or the heuristic's number over all layers
   std::string target;         ///< as Target::str() spells it
-  std::string rest;           ///< options|specialization, the tuning key, or "<n> SMs"
+  std::string rest;           ///< options|specialization, the tuning key, "<n> SMs" or "config <c>, <n> SMs"
 
   /// The artifact of a specialization (`options` as options_words spells the options Triton
   /// resolves, `specialization` as Specialization::repr).
@@ -26,9 +27,11 @@ struct RecordKey {
   static RecordKey choice(std::size_t layer, std::string target, std::string tuning_key);
   /// Heuristic `memo`'s values on a device of `multiprocessors` SMs.
   static RecordKey heuristic(std::size_t memo, std::string target, int multiprocessors);
+  /// The effects of autotune layer `layer`'s config `config`'s pre_hook on such a device.
+  static RecordKey hook(std::size_t layer, std::size_t config, std::string target, int multiprocessors);
 
   std::string text() const;
-  /// The key `text` spells, or nullopt when it is none of the three.
+  /// The key `text` spells, or nullopt when it is none of the four.
   static std::optional<RecordKey> parse(std::string_view text);
 };
 

@@ -415,7 +415,7 @@ void index_choice(const KernelDescription& kernel, std::size_t layer, const std:
                     kernel.layers.at(layer).configs.at(config).text);
 }
 
-std::vector<std::string> stored_heuristic_values(const KernelDescription& kernel, const std::string& key) {
+std::vector<std::string> stored_memo_entries(const KernelDescription& kernel, const std::string& key) {
   if (kernel.bundle != nullptr) {
     const auto it = kernel.bundle->heuristics.find(key);
     return it != kernel.bundle->heuristics.end() ? it->second : std::vector<std::string>{};
@@ -425,7 +425,7 @@ std::vector<std::string> stored_heuristic_values(const KernelDescription& kernel
   return index->find_heuristic(kernel.source, kernel.name, fingerprinted(kernel.index_fingerprint, key));
 }
 
-void store_heuristic_value(const KernelDescription& kernel, const std::string& key, const std::string& entry) {
+void store_memo_entry(const KernelDescription& kernel, const std::string& key, const std::string& entry) {
   const KernelIndex* index = indexed(kernel);
   if (index == nullptr) return;
   index->put_heuristic(kernel.source, kernel.name, fingerprinted(kernel.index_fingerprint, key), entry);

@@ -112,6 +112,16 @@ struct PythonArg {
 /// let each config's pre_hook set the one it loads (`nargs["a_desc"].block_shape = [BM, BK]`).
 using BlockShapeChanges = std::vector<std::pair<std::size_t, std::vector<std::int64_t>>>;  // as BlockShapes::Changes
 
+/// An autotune hook's run: the descriptors whose block shape it set, and whether that is all it
+/// did, from what it read (then a later call that reads the same gets the same block shapes
+/// without Python).
+struct HookResult {
+  BlockShapeChanges changes;
+  bool memoizable = false;
+  std::vector<std::pair<std::size_t, Facet>> reads;  ///< parameter index, facet
+  std::string why;                                   ///< when not memoizable: what the hook did
+};
+
 /// One parameter of a compile request: its specialization and the value (read for
 /// constexprs, and a tuple's constexpr elements).
 struct CompileParam {
@@ -169,10 +179,11 @@ class Compiler {
                                                  const std::vector<PythonArg>& args,
                                                  const std::vector<std::size_t>& given) = 0;
   /// Calls an autotune hook: "pre_hook", "post_hook" or "config" (config `config`'s pre_hook).
-  /// Returns the descriptors whose block shape the hook changed.
-  virtual BlockShapeChanges run_hook(const KernelDescription& kernel, std::size_t layer, const char* which,
-                                     const std::vector<PythonArg>& args, void* stream, std::ptrdiff_t config,
-                                     bool reset_only) = 0;
+  /// Returns JSON: the descriptors whose block shape the hook changed and, where `record`,
+  /// what it read of the arguments or why its run cannot be memoized (parse_hook_result).
+  virtual std::string run_hook(const KernelDescription& kernel, std::size_t layer, const char* which,
+                               const std::vector<PythonArg>& args, void* stream, std::ptrdiff_t config,
+                               bool reset_only, bool record) = 0;
   /// Timings a persisted tuning result holds for `configs` (nullopt per config it lacks), or
   /// nothing when there is none. `key` is the tuning key's values, in order.
   virtual std::optional<std::vector<std::optional<std::vector<double>>>> read_tuning(
@@ -224,6 +235,8 @@ KernelDescription parse_kernel_description(std::string_view json);
 
 /// The bridge's answer from a heuristic (JSON) in C++ form.
 HeuristicResult parse_heuristic_result(const KernelDescription& kernel, std::string_view json);
+/// The bridge's answer for an autotune hook's run in C++ form; throws PythonError where malformed.
+HookResult parse_hook_result(const KernelDescription& kernel, std::string_view json);
 
 /// The bridge's answer about the specialization rules (JSON) in C++ form.
 SpecializationRules parse_specialization_rules(std::string_view json);
@@ -250,13 +263,13 @@ std::optional<StoredChoice> indexed_choice(const KernelDescription& kernel, std:
 /// Records an autotuner's choice in tritonrt's index (nothing when the kernel is not indexed).
 void index_choice(const KernelDescription& kernel, std::size_t layer, const std::string& key, std::size_t config);
 
-/// The values recorded under `key` (a heuristic and the device it ran for) in the kernel's
-/// bundle, or in tritonrt's index for its sources: JSON texts, as src/function/decorators.cpp
-/// wrote them.
-std::vector<std::string> stored_heuristic_values(const KernelDescription& kernel, const std::string& key);
+/// The memo entries recorded under `key` (a heuristic's values, or a config hook's effects, and
+/// the device they were run for) in the kernel's bundle, or in tritonrt's index for its
+/// sources: JSON texts, as src/function/memo.h describes them.
+std::vector<std::string> stored_memo_entries(const KernelDescription& kernel, const std::string& key);
 
-/// Records one value of a heuristic in tritonrt's index (nothing when not indexed).
-void store_heuristic_value(const KernelDescription& kernel, const std::string& key, const std::string& entry);
+/// Records one memo entry in tritonrt's index (nothing when the kernel is not indexed).
+void store_memo_entry(const KernelDescription& kernel, const std::string& key, const std::string& entry);
 
 /// Lets go of the GIL for its lifetime if the calling thread holds it, so that waiting on a
 /// lock another thread holds while it compiles (and needs the GIL) cannot deadlock. Works

@@ -256,6 +256,36 @@ KernelDescription parse_kernel_description(std::string_view json) {
   return k;
 }
 
+namespace {
+
+// The bridge's [[name, facet]] reads into `reads`; false when one names no parameter of the
+// kernel (e.g. 'grid'), which nothing can be keyed on.
+bool parse_reads(const Reader& read, const nlohmann::json& pairs, const KernelDescription& kernel,
+                 std::vector<std::pair<std::size_t, Facet>>& reads) {
+  if (!pairs.is_array()) read.fail("field 'reads' is not a list");
+  static constexpr std::pair<const char*, Facet> kFacets[] = {
+      {"value", Facet::value}, {"present", Facet::present}, {"dtype", Facet::dtype},  {"address", Facet::address},
+      {"shape", Facet::shape}, {"strides", Facet::strides}, {"device", Facet::device}};
+  bool keyed = true;
+  for (const auto& pair : pairs) {
+    if (!pair.is_array() || pair.size() != 2) read.fail("field 'reads' holds no [name, facet] pair");
+    const auto name = read.as<std::string>(pair[0], "reads");
+    const auto facet_name = read.as<std::string>(pair[1], "reads");
+    const auto index = param_index(kernel.signature, name);
+    if (index < 0) {
+      keyed = false;
+      continue;
+    }
+    const auto facet =
+        std::find_if(std::begin(kFacets), std::end(kFacets), [&](const auto& f) { return facet_name == f.first; });
+    if (facet == std::end(kFacets)) read.fail("facet '" + facet_name + "' is unknown");
+    reads.emplace_back(static_cast<std::size_t>(index), facet->second);
+  }
+  return keyed;
+}
+
+}  // namespace
+
 HeuristicResult parse_heuristic_result(const KernelDescription& kernel, std::string_view json) {
   const Reader read({}, "the bridge's heuristic result");
   const nlohmann::json answer = read.parse(json);
@@ -272,28 +302,30 @@ HeuristicResult parse_heuristic_result(const KernelDescription& kernel, std::str
   result.value = *value;
   if (!storage.empty()) result.value_text = storage.back();  // the caller points value.s at its copy
   const auto reads = read.field<nlohmann::json>(answer, "reads");
-  if (reads.is_null()) {
-    result.memoizable = false;
-    return result;
-  }
-  if (!reads.is_array()) read.fail("field 'reads' is not a list");
-  static constexpr std::pair<const char*, Facet> kFacets[] = {
-      {"value", Facet::value}, {"present", Facet::present}, {"dtype", Facet::dtype},  {"address", Facet::address},
-      {"shape", Facet::shape}, {"strides", Facet::strides}, {"device", Facet::device}};
-  for (const auto& pair : reads) {
-    if (!pair.is_array() || pair.size() != 2) read.fail("field 'reads' holds no [name, facet] pair");
-    const auto name = read.as<std::string>(pair[0], "reads");
-    const auto facet_name = read.as<std::string>(pair[1], "reads");
-    const auto index = param_index(kernel.signature, name);
-    if (index < 0) {
-      result.memoizable = false;  // read a name the kernel does not have (e.g. 'grid'): nothing to key on
-      continue;
+  result.memoizable = !reads.is_null() && parse_reads(read, reads, kernel, result.reads);
+  return result;
+}
+
+HookResult parse_hook_result(const KernelDescription& kernel, std::string_view json) {
+  const Reader read({kernel.signature.name}, "the bridge's hook result");
+  const nlohmann::json answer = read.parse(json);
+  HookResult result;
+  const auto changes = read.field<nlohmann::json>(answer, "changes");
+  if (!changes.is_array()) read.fail("field 'changes' is not a list");
+  for (const auto& change : changes) {
+    if (!change.is_array() || change.size() != 2 || !change[1].is_array()) {
+      read.fail("field 'changes' holds no [param, block shape] pair");
     }
-    const auto facet =
-        std::find_if(std::begin(kFacets), std::end(kFacets), [&](const auto& f) { return facet_name == f.first; });
-    if (facet == std::end(kFacets)) read.fail("facet '" + facet_name + "' is unknown");
-    result.reads.emplace_back(static_cast<std::size_t>(index), facet->second);
+    const auto param = read.as<std::size_t>(change[0], "changes");
+    if (param >= kernel.signature.params.size()) read.fail("field 'changes' names a parameter the kernel lacks");
+    std::vector<std::int64_t> block;
+    for (const auto& size : change[1]) block.push_back(read.as<std::int64_t>(size, "changes"));
+    result.changes.emplace_back(param, std::move(block));
   }
+  const auto reads = read.field<nlohmann::json>(answer, "reads");
+  result.why = read.field_or<std::string>(answer, "why", "");
+  result.memoizable = !reads.is_null() && parse_reads(read, reads, kernel, result.reads);
+  if (!result.memoizable && result.why.empty()) result.why = "reads a name the kernel has no parameter of";
   return result;
 }
 

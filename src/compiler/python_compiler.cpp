@@ -464,21 +464,18 @@ std::vector<std::size_t> PythonCompiler::prune_configs(const KernelDescription& 
   }
 }
 
-BlockShapeChanges PythonCompiler::run_hook(const KernelDescription& kernel, std::size_t layer, const char* which,
-                                           const std::vector<PythonArg>& args, void* stream, std::ptrdiff_t config,
-                                           bool reset_only) {
+std::string PythonCompiler::run_hook(const KernelDescription& kernel, std::size_t layer, const char* which,
+                                     const std::vector<PythonArg>& args, void* stream, std::ptrdiff_t config,
+                                     bool reset_only, bool record) {
   py::gil_scoped_acquire gil;
   try {
-    const py::object changed =
-        bridge_module().attr("run_hook")(handle(kernel), layer, which, python_args(kernel, args),
-                                         py::int_(reinterpret_cast<std::uintptr_t>(stream)), config, reset_only);
-    return changed.cast<BlockShapeChanges>();
+    return bridge_module()
+        .attr("run_hook")(handle(kernel), layer, which, python_args(kernel, args),
+                          py::int_(reinterpret_cast<std::uintptr_t>(stream)), config, reset_only, record)
+        .cast<std::string>();
   } catch (py::error_already_set& e) {
     rethrow(e, {kernel.signature.name},
             std::string("the autotuner's ") + (std::string(which) == "config" ? "config pre_hook" : which) + " raised");
-  } catch (const py::cast_error&) {
-    raise<CompileError>({kernel.signature.name},
-                        "internal error: the bridge's run_hook gave block shapes that are not [(param, [int])]");
   }
 }
 

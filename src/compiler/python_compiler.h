@@ -22,9 +22,9 @@ class PythonCompiler final : public Compiler {
   std::vector<std::size_t> prune_configs(const KernelDescription& kernel, std::size_t layer,
                                          const std::vector<PythonArg>& args,
                                          const std::vector<std::size_t>& given) override;
-  BlockShapeChanges run_hook(const KernelDescription& kernel, std::size_t layer, const char* which,
-                             const std::vector<PythonArg>& args, void* stream, std::ptrdiff_t config,
-                             bool reset_only) override;
+  std::string run_hook(const KernelDescription& kernel, std::size_t layer, const char* which,
+                       const std::vector<PythonArg>& args, void* stream, std::ptrdiff_t config, bool reset_only,
+                       bool record) override;
   std::optional<std::vector<std::optional<std::vector<double>>>> read_tuning(
       const KernelDescription& kernel, std::size_t layer, const Target& target, const std::vector<Arg>& key,
       const std::vector<std::size_t>& configs) override;

@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "common/record_key.h"
 #include "common/trace.h"
+#include "function/memo.h"
 #include "launch/benchmark.h"
 #include "launch/device_memory.h"
 
@@ -208,18 +209,118 @@ void Autotune::config_hook(std::size_t config, Resolution& r) const {
     (*r.cpp_config_hook)(BoundArgs(kernel_.signature, r.bound()), shapes);
     r.reshape_descriptors(shapes.changes());
   } else if (kernel_.layers[layer_].configs[config].pre_hook) {
-    r.reshape_descriptors(run_hook("config", r, static_cast<std::ptrdiff_t>(config), false));
+    if (const MemoEntry* entry = memoized_hook(config, r)) {
+      if (!entry->changes.empty()) r.reshape_descriptors(entry->changes);
+    } else {
+      hook_miss(config, r);
+    }
   }
 }
 
-BlockShapeChanges Autotune::run_hook(const char* which, const Resolution& r, std::ptrdiff_t config,
-                                     bool reset_only) const {
+const MemoEntry* Autotune::memoized_hook(std::size_t config, const Resolution& r) const {
+  for (const MemoEntry* entry : r.state.hooks[r.state.first_config[layer_] + config].entries()) {
+    if (still_reads(*entry, r.args, r.device)) return entry;
+  }
+  return nullptr;
+}
+
+namespace {
+
+// A config hook's stored form: {"reads": ..., "changes": [[param, block shape]]} (memo.h).
+std::optional<std::string> stored_hook_form(const MemoEntry& entry) {
+  auto reads = stored_reads(entry);
+  if (!reads) return std::nullopt;
+  nlohmann::json changes = nlohmann::json::array();
+  for (const auto& [param, block] : entry.changes) changes.push_back({param, block});
+  return nlohmann::json{{"reads", std::move(*reads)}, {"changes", std::move(changes)}}.dump();
+}
+
+// A stored hook effect for a kernel of `params` parameters, or nullptr when it does not read back.
+std::unique_ptr<MemoEntry> from_stored_hook_form(const std::string& text, std::size_t params) {
+  auto entry = std::make_unique<MemoEntry>();
+  const MemoReader read({}, "a recorded config hook effect");
+  try {
+    const auto j = read.parse(text);
+    reads_from_stored(read, read.field<nlohmann::json>(j, "reads"), params, *entry);
+    const auto changes = read.field<nlohmann::json>(j, "changes");
+    if (!changes.is_array()) read.fail("field 'changes' should be a list");
+    for (const auto& change : changes) {
+      if (!change.is_array() || change.size() != 2 || !change[1].is_array()) read.fail("holds a malformed change");
+      const auto param = read.as<std::size_t>(change[0], "param");
+      if (param >= params) read.fail("names a parameter the kernel does not have");
+      std::vector<std::int64_t> block;
+      for (const auto& size : change[1]) block.push_back(read.as<std::int64_t>(size, "block shape"));
+      entry->changes.emplace_back(param, std::move(block));
+    }
+  } catch (const Error&) {
+    return nullptr;
+  }
+  return entry;
+}
+
+}  // namespace
+
+void Autotune::hook_miss(std::size_t config, Resolution& r) const {
+  auto& memos = r.state.hooks[r.state.first_config[layer_] + config];
+  // An effect another process (or a bundle) recorded for the same inputs and device.
+  const std::string key =
+      r.device != nullptr ? RecordKey::hook(layer_, config, r.device->target.str(), r.device->multiprocessors).text()
+                          : "";
+  if (!key.empty()) {
+    auto stored = first_stored_match(stored_memo_entries(kernel_, key), r, [&](const std::string& text) {
+      return from_stored_hook_form(text, r.count);
+    });
+    if (stored) {
+      std::lock_guard lock(r.state.mutex);
+      const MemoEntry& entry = memos.add(std::move(stored));
+      if (!entry.changes.empty()) r.reshape_descriptors(entry.changes);
+      return;
+    }
+  }
   std::vector<TensorShape> shapes;
   const auto args = python_args(r, shapes);
-  GilReleased unlocked;
-  return python_side({kernel_.signature.name}, "its autotuner has hooks")
-      .compiler->run_hook(kernel_, layer_, which, args, r.launch != nullptr ? r.launch->stream : nullptr, config,
-                          reset_only);
+  const std::string json = [&] {
+    GilReleased unlocked;  // the interpreter may be busy on another thread
+    return python_side({kernel_.signature.name},
+                       fmt::format("the pre_hook of autotune config {{{}}} has no effect recorded for these "
+                                   "arguments{}",
+                                   kernel_.layers[layer_].configs[config].text,
+                                   r.device != nullptr ? " on " + r.device->target.str() : std::string()))
+        .compiler->run_hook(kernel_, layer_, "config", args, r.launch != nullptr ? r.launch->stream : nullptr,
+                            static_cast<std::ptrdiff_t>(config), false, true);
+  }();
+  const HookResult result = parse_hook_result(kernel_, json);
+  auto entry = std::make_unique<MemoEntry>();
+  record_reads(*entry, result.reads, r, shapes);  // before the reshape: what the hook was shown
+  entry->changes = result.changes;
+  r.reshape_descriptors(result.changes);
+  if (!result.memoizable) {
+    if (!r.state.hook_in_python_said.exchange(true)) {
+      log_about(LogLevel::info, {kernel_.signature.name},
+                "the pre_hook of autotune config {{{}}} runs in Python on every call: it {}",
+                kernel_.layers[layer_].configs[config].text, result.why);
+    }
+    return;
+  }
+  if (!key.empty()) {
+    if (const auto text = stored_hook_form(*entry)) store_memo_entry(kernel_, key, *text);
+  }
+  std::lock_guard lock(r.state.mutex);
+  memos.add(std::move(entry));
+}
+
+HookResult Autotune::run_hook(const char* which, const Resolution& r, std::ptrdiff_t config, bool reset_only,
+                              bool record) const {
+  std::vector<TensorShape> shapes;
+  const auto args = python_args(r, shapes);
+  std::string json;
+  {
+    GilReleased unlocked;
+    json = python_side({kernel_.signature.name}, "its autotuner has hooks")
+               .compiler->run_hook(kernel_, layer_, which, args, r.launch != nullptr ? r.launch->stream : nullptr,
+                                   config, reset_only, record);
+  }
+  return parse_hook_result(kernel_, json);
 }
 
 std::size_t Autotune::tune(std::vector<Arg> key, std::uint64_t hash, Resolution& r, TrialMaker& function) const {
@@ -298,8 +399,8 @@ void Autotune::time_candidates(const std::vector<std::size_t>& candidates, Resol
       const auto once = [&] {
         // The block shapes a config's hook sets were read back when the trial was made (its
         // kernel depends on them); a Python one runs again before each launch for whatever
-        // else it does.
-        if (config.pre_hook && !r.has_cpp_config_hook())
+        // else it does, unless all it does is memoized.
+        if (config.pre_hook && !r.has_cpp_config_hook() && memoized_hook(c, trial->resolution()) == nullptr)
           run_hook("config", trial->resolution(), static_cast<std::ptrdiff_t>(c), false);
         if (tuner.user_pre_hook) {
           run_hook("pre_hook", trial->resolution(), -1, false);

@@ -57,13 +57,19 @@ class Autotune {
   /// Sets config `config`'s values and options into `r` (its pre_hook is the caller's).
   void apply(std::size_t config, Resolution& r) const;
   /// Runs config `config`'s hook on `r` (the C++ one when set, else its Python pre_hook, if
-  /// any) and gives the call's descriptors the block shapes it sets.
+  /// any) and gives the call's descriptors the block shapes it sets. A Python pre_hook whose
+  /// run only set block shapes from what it read is memoized on that, as heuristics are (and
+  /// recorded in the index): a later call that reads the same takes no lock and calls no Python.
   void config_hook(std::size_t config, Resolution& r) const;
   /// Calls the tuner's "pre_hook" or "post_hook", or "config" (config `config`'s pre_hook);
-  /// returns the descriptors whose block shape it set (Resolution::reshape_descriptors).
-  BlockShapeChanges run_hook(const char* which, const Resolution& r, std::ptrdiff_t config, bool reset_only) const;
+  /// where `record`, also says what it read (HookResult).
+  HookResult run_hook(const char* which, const Resolution& r, std::ptrdiff_t config, bool reset_only,
+                      bool record = false) const;
 
  private:
+  /// The memoized run of config `config`'s pre_hook that a call of `r` would repeat, or null.
+  const MemoEntry* memoized_hook(std::size_t config, const Resolution& r) const;
+  [[gnu::cold]] void hook_miss(std::size_t config, Resolution& r) const;
   [[gnu::cold]] std::size_t tune(std::vector<Arg> key, std::uint64_t hash, Resolution& r, TrialMaker& function) const;
   std::size_t run_tuning(const std::vector<Arg>& key, Resolution& r, TrialMaker& function) const;
   /// The config for a key no tuner memory holds: an indexed choice, Triton's file, or timed.

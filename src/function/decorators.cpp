@@ -17,9 +17,14 @@
 namespace tritonrt::detail {
 
 DecoratorState::DecoratorState(const KernelDescription& kernel) : tunings(kernel.layers.size()) {
-  std::size_t heuristics = 0;
-  for (const auto& layer : kernel.layers) heuristics += layer.heuristic_names.size();
+  std::size_t heuristics = 0, configs = 0;
+  for (const auto& layer : kernel.layers) {
+    heuristics += layer.heuristic_names.size();
+    first_config.push_back(configs);
+    configs += layer.configs.size();
+  }
   memos = std::vector<PublishedList<const MemoEntry>>(heuristics);
+  hooks = std::vector<PublishedList<const MemoEntry>>(configs);
 }
 
 TensorShape shape_of(const Arg& a) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -29,7 +30,9 @@
 
 namespace tritonrt::detail {
 
-/// One memoized heuristic value: each input it read with what it found, and its value.
+/// One memoized answer of Python code around the kernel (function/memo.h): each input it read
+/// with what it found, and what it answered: a heuristic's value, or the block shapes a
+/// config's pre_hook set.
 struct MemoEntry {
   struct Read {
     std::size_t param;
@@ -38,7 +41,8 @@ struct MemoEntry {
     std::vector<std::int64_t> dims;  ///< shape or strides
   };
   std::vector<Read> reads;
-  Arg value;
+  Arg value;                        ///< a heuristic's
+  BlockShapeChanges changes;        ///< a config hook's
   std::deque<std::string> strings;  ///< behind string values above
 };
 
@@ -56,6 +60,9 @@ struct DecoratorState {
 
   std::mutex mutex;                                                         ///< serializes adds and the in-flight map
   std::vector<PublishedList<const MemoEntry>> memos;                        ///< per heuristic, over all layers in order
+  std::vector<PublishedList<const MemoEntry>> hooks;                        ///< per config, over all layers in order
+  std::vector<std::size_t> first_config;                                    ///< per layer: its first config's number
+  std::atomic<bool> hook_in_python_said{false};                             ///< a hook's every-call run logged
   std::vector<PublishedList<const TuningEntry>> tunings;                    ///< per layer (autotune layers use theirs)
   std::map<std::string, std::shared_future<std::size_t>> tuning_in_flight;  ///< per layer and key
 };

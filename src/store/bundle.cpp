@@ -181,6 +181,7 @@ class MappedBundle {
       }
       kernel->choice_count = json.field<std::size_t>(k, "choices");
       kernel->heuristic_count = json.field<std::size_t>(k, "heuristic_values");
+      kernel->hook_count = json.field<std::size_t>(k, "hook_effects");
       kernel->bytes = json.field<std::size_t>(k, "bytes");
       const auto entry = json.field<nlohmann::json>(k, "entry");
       if (!entry.is_array() || entry.size() != 3) json.fail("field 'entry' should be [offset, size, sha256]");
@@ -236,6 +237,7 @@ BundleInfo describe(const MappedBundle& bundle) {
                             k->artifact_count,
                             k->choice_count,
                             k->heuristic_count,
+                            k->hook_count,
                             k->bytes,
                             {},
                             {}});

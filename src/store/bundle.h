@@ -24,7 +24,7 @@ namespace tritonrt::detail {
 
 /// A bundle file's first word, and the format this tritonrt reads and writes.
 inline constexpr std::string_view kBundleMagic = "tritonrt-bundle";
-inline constexpr int kBundleFormat = 2;  // 2: options keyed as Triton resolves them; the table lists artifacts
+inline constexpr int kBundleFormat = 3;  // 2: options keyed as Triton resolves them; the table lists artifacts. 3: hooks
 
 class MappedBundle;
 
@@ -38,7 +38,7 @@ struct MappedKernel {
   };
   std::string identity, source, name;
   std::vector<std::string> targets;  ///< the targets it holds artifacts for
-  std::size_t artifact_count = 0, choice_count = 0, heuristic_count = 0, bytes = 0;
+  std::size_t artifact_count = 0, choice_count = 0, heuristic_count = 0, hook_count = 0, bytes = 0;
   std::vector<std::pair<std::string, std::string>> held;  ///< its artifacts' keys and Triton hashes
   // Its entry: where it lies in the data, its checksum, and whether it was read (the fields
   // below are empty until then).
@@ -49,7 +49,7 @@ struct MappedKernel {
   std::vector<std::pair<std::string, std::string>> files;              ///< path, SHA-256 where it was compiled
   std::map<std::string, Binary> artifacts;                             ///< by key: target|options|specialization
   std::map<std::string, std::pair<std::size_t, std::string>> choices;  ///< by key: config, its text
-  std::map<std::string, std::vector<std::string>> heuristics;          ///< by key: recorded values (index.h)
+  std::map<std::string, std::vector<std::string>> heuristics;          ///< by key: memo entries (function/memo.h)
   const MappedBundle* bundle = nullptr;
 
   /// The bundle's path, for messages.

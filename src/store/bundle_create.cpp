@@ -74,12 +74,13 @@ class BundleWriter {
       if (!exact && wanted_target(filter_, c.key))
         choices.push_back({{"key", c.key}, {"config", c.config}, {"text", c.text}});
     }
-    nlohmann::json heuristics = nlohmann::json::object();
-    std::size_t heuristic_values = 0;
+    nlohmann::json heuristics = nlohmann::json::object();  // heuristics' values and config hooks' effects
+    std::size_t heuristic_values = 0, hook_effects = 0;
     for (const auto& [key, entries] : listing.heuristics) {
       if (exact || !wanted_target(filter_, key)) continue;
       heuristics[key] = entries;
-      heuristic_values += entries.size();
+      const auto parsed = detail::RecordKey::parse(key);
+      (parsed && parsed->kind == detail::RecordKey::Kind::hook ? hook_effects : heuristic_values) += entries.size();
     }
     const std::size_t binary_bytes = data_.size() - start;
     const std::string entry = detail::dump_json({{"description", listing.kernel.description},
@@ -96,6 +97,7 @@ class BundleWriter {
                       {"held", held},
                       {"choices", choices.size()},
                       {"heuristic_values", heuristic_values},
+                      {"hook_effects", hook_effects},
                       {"bytes", binary_bytes},
                       {"entry", {data_.size(), entry.size(), detail::sha256_hex(entry)}}});
     data_ += entry;

@@ -1,6 +1,8 @@
 // The stand-in driver's side of the tests of processes without Python (no_python.h).
 #pragma once
 
+#include <cstring>
+
 #include "fake_cuda.h"
 #include "no_python.h"
 
@@ -53,6 +55,28 @@ inline unsigned launch_heuristic_scale(FakeCudaApi& fake, const fs::path& source
   fn(config, static_cast<float*>(x), static_cast<float*>(out), n, 2.0f);
   FakeCudaLaunch launch{};
   return fake.last_launches(&launch, 1) == 1 ? launch.grid[0] : 0;
+}
+
+// Launches descriptor_kernels.py's matmul_tma_layouts (a copy at `source`) once against the
+// stand-in driver, with its first config chosen (64x64x32 tiles, which its pre_hook sets from
+// that and A's layout); returns the tile of A's tensor map as "rows x columns".
+inline std::string launch_layout_matmul(FakeCudaApi& fake, const fs::path& source, bool a_row_major) {
+  alignas(16) static std::uint16_t a_data[128 * 256], b_data[256 * 128], c_data[128 * 128];  // stand-in memory
+  const std::int64_t placeholder[] = {1, 1}, k_rows[] = {256, 128}, mk[] = {128, 256}, mn[] = {128, 128};
+  const std::int64_t k_rows_strides[] = {128, 1}, mk_strides[] = {256, 1};
+  const auto a = a_row_major ? TensorDescriptor::make(a_data, DType::fp16, mk, mk_strides, placeholder)
+                             : TensorDescriptor::make(a_data, DType::fp16, k_rows, k_rows_strides, placeholder);
+  const auto b = TensorDescriptor::make(b_data, DType::fp16, k_rows, k_rows_strides, placeholder);
+  const auto c = TensorDescriptor::make(c_data, DType::fp16, mn, k_rows_strides, placeholder);
+  LaunchConfig config;
+  config.grid = Grid{2, 2};
+  config.autotune_config = 0;
+  JitFunction::get(source.string(), "matmul_tma_layouts")(config, a, b, c, 256, a_row_major);
+  FakeCudaLaunch launch{};
+  if (fake.last_launches(&launch, 1) != 1) return "no launch";
+  FakeCudaTensorMap map;
+  std::memcpy(&map, fake_cuda_param(&launch, 0), sizeof map);
+  return std::to_string(map.box[1]) + "x" + std::to_string(map.box[0]);
 }
 
 }  // namespace tritonrt::test

@@ -5,6 +5,7 @@
 #include <cuda.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "fake_cuda.h"
+#include "test_driver.h"
 #include "tritonrt/tritonrt.h"
 
 namespace tritonrt::test {
@@ -310,6 +312,109 @@ TEST_F(FakeDriverLaunch, ACppConfigHookSetsTheTilesOfTheMapsLaunched) {
     tiles.set("c_desc", {m, n});
   });
   expect_tiles_of_the_config_that_ran(fn, fake_);
+}
+
+// A's tile in the tensor map of the last launch, "rows x columns".
+std::string a_tile(const FakeCudaApi& fake) {
+  FakeCudaLaunch launch{};
+  if (fake.last_launches(&launch, 1) != 1) return "no launch";
+  FakeCudaTensorMap map;
+  std::memcpy(&map, fake_cuda_param(&launch, 0), sizeof map);
+  return std::to_string(map.box[1]) + "x" + std::to_string(map.box[0]);
+}
+
+// A config's pre_hook that only sets block shapes from what it read (the config's values and
+// A's layout, as FlagGems' Hopper matmul) is memoized on that: a call that reads another
+// layout gets its own tiles, never the first call's; one that reads the same gets the first's.
+TEST_F(FakeDriverLaunch, AConfigPreHookIsMemoizedOnWhatItReads) {
+  if (Target::current().arch != "90") GTEST_SKIP() << "tensor maps (whose tiles are checked) are launched on sm_90";
+  const std::string source = std::string(TRITONRT_TEST_KERNELS) + "/descriptor_kernels.py";
+  auto& fn = JitFunction::get(source, "matmul_tma_layouts");
+  const std::int64_t placeholder[] = {1, 1}, mk[] = {128, 256}, km[] = {256, 128}, mn[] = {128, 128};
+  const std::int64_t mk_strides[] = {256, 1}, km_strides[] = {128, 1};
+  const auto row_major = TensorDescriptor::make(g_a_data, DType::fp16, mk, mk_strides, placeholder);
+  const auto column_major = TensorDescriptor::make(g_a_data, DType::fp16, km, km_strides, placeholder);
+  const auto b = TensorDescriptor::make(g_b_data, DType::fp16, km, km_strides, placeholder);
+  const auto c = TensorDescriptor::make(g_c_data, DType::fp16, mn, km_strides, placeholder);
+  for (const std::ptrdiff_t chosen : {0, 1}) {
+    LaunchConfig config;
+    config.grid = Grid{2, 2};
+    config.autotune_config = chosen;
+    // The second config's [64, 128] tile of column-major A is loaded in 64-column boxes (128
+    // bytes of fp16, the swizzle's width), as Triton's metadata for it says.
+    const std::string rows_first = chosen == 0 ? "64x32" : "128x64", k_first = chosen == 0 ? "32x64" : "64x64";
+    fn(config, row_major, b, c, 256, true);
+    EXPECT_EQ(a_tile(fake_), rows_first);
+    fn(config, column_major, b, c, 256, false);
+    EXPECT_EQ(a_tile(fake_), k_first) << "the tiles of the other layout were served";
+    fn(config, row_major, b, c, 256, true);
+    EXPECT_EQ(a_tile(fake_), rows_first);
+  }
+  EXPECT_EQ(row_major.block_shape()[0], 1) << "the caller's descriptors stay as they were";
+}
+
+// A pre_hook that reads a descriptor's own fields cannot be memoized: it runs in Python on
+// every call, which is logged once, saying what it read.
+TEST_F(FakeDriverLaunch, AConfigPreHookReadingADescriptorRunsEveryCallAndSaysWhy) {
+  const std::string source = std::string(TRITONRT_TEST_KERNELS) + "/descriptor_kernels.py";
+  auto& fn = JitFunction::get(source, "matmul_tma_shape_hook");
+  std::vector<std::string> said;
+  const LogLevel level = log_level();
+  set_log_level(LogLevel::info);
+  set_log_handler([&](LogLevel, std::string_view message) {
+    if (message.find("pre_hook") != std::string_view::npos) said.emplace_back(message);
+  });
+  const std::int64_t placeholder[] = {1, 1}, mk[] = {128, 16}, kn[] = {16, 128}, mn[] = {128, 128};
+  const std::int64_t mk_strides[] = {16, 1}, n_strides[] = {128, 1};
+  const auto a = TensorDescriptor::make(g_a_data, DType::fp16, mk, mk_strides, placeholder);
+  const auto b = TensorDescriptor::make(g_b_data, DType::fp16, kn, n_strides, placeholder);
+  const auto c = TensorDescriptor::make(g_c_data, DType::fp16, mn, n_strides, placeholder);
+  LaunchConfig config;
+  config.grid = Grid{2, 2};
+  config.autotune_config = 0;
+  for (int i = 0; i < 3; ++i) fn(config, a, b, c, 16);
+  set_log_handler({});
+  set_log_level(level);
+  if (Target::current().arch == "90") {
+    EXPECT_EQ(a_tile(fake_), "64x16");  // K 16 < BLOCK_K 32: the hook's min
+  }
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_NE(said[0].find("kernel 'matmul_tma_shape_hook': the pre_hook of autotune config {BLOCK_M: 64"),
+            std::string::npos)
+      << said[0];
+  EXPECT_NE(said[0].find("runs in Python on every call: it reads a_desc.shape"), std::string::npos) << said[0];
+}
+
+// A pre_hook that zeroes a tensor does more than a memo can repeat: it runs on every call (the
+// output is zeroed each time), which is logged once, saying what it did.
+TEST_F(FakeDriverLaunch, AConfigPreHookThatZeroesATensorRunsEveryCall) {
+  const std::string source = std::string(TRITONRT_TEST_KERNELS) + "/descriptor_kernels.py";
+  auto& fn = JitFunction::get(source, "load_zeroed");
+  std::vector<std::string> said;
+  const LogLevel level = log_level();
+  set_log_level(LogLevel::info);
+  set_log_handler([&](LogLevel, std::string_view message) {
+    if (message.find("pre_hook") != std::string_view::npos) said.emplace_back(message);
+  });
+  const std::int64_t shape[] = {16, 16}, strides[] = {16, 1}, placeholder[] = {1, 1};
+  const auto src = TensorDescriptor::make(g_tile_in, DType::fp16, shape, strides, placeholder);
+  auto& driver = TestDriver::get();
+  CUdeviceptr memory = 0;  // the stand-in zeroes only memory it allocated
+  ASSERT_EQ(driver.cuMemAlloc(&memory, 512), CUDA_SUCCESS);
+  const DevicePtr out{reinterpret_cast<const void*>(memory), DType::fp16, 512};
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(driver.cuMemsetD8(memory, 0x3c, 512), CUDA_SUCCESS);
+    fn(grid(1), src, out);
+    unsigned char left[512];
+    ASSERT_EQ(driver.cuMemcpyDtoH(left, memory, sizeof left), CUDA_SUCCESS);
+    EXPECT_EQ(std::count(std::begin(left), std::end(left), 0), 512) << "call " << i << ": the hook did not run";
+  }
+  (void)driver.cuMemFree(memory);
+  set_log_handler({});
+  set_log_level(level);
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_NE(said[0].find("runs in Python on every call: it calls zero_() on 'out_ptr'"), std::string::npos)
+      << said[0];
 }
 
 TEST_F(FakeDriverLaunch, AnAutotunerKeyedOnADescriptorIsAnArgumentError) {

@@ -94,6 +94,42 @@ TEST(IndexChild, TunesWithPython) {
   std::printf("tuned: %llu launches, grid %u\n", static_cast<unsigned long long>(stats.launches), launch.grid[0]);
 }
 
+// Run by the tests below in a process of its own that may load Python: a config's pre_hook
+// runs in Python and what it did is recorded.
+TEST(IndexChild, RunsConfigHooksWithPython) {
+  if (std::getenv("TRITONRT_INDEX_TEST_PARENT") == nullptr) GTEST_SKIP() << "run by Index.ConfigHookEffects...";
+  FakeCudaApi fake{};
+  if (const auto why = no_fake_driver(fake)) GTEST_SKIP() << *why;
+  std::printf("hooks: A's tile %s\n", launch_layout_matmul(fake, scratch->dir / "descriptor_kernels.py", true).c_str());
+}
+
+// A config's pre_hook that another process ran for the same inputs (FlagGems' Hopper matmul
+// style: tiles from the config and A's layout): its recorded block shapes serve the call with
+// no Python; a call that reads another layout needs Python.
+TEST(Index, ConfigHookEffectsRecordedElsewhereServeWithoutPython) {
+  FakeCudaApi fake{};
+  if (const auto why = no_fake_driver(fake)) GTEST_SKIP() << *why;
+  ASSERT_EQ(Target::current().str(), "cuda:90");  // tensor maps, whose tiles are checked
+  const auto [status, out] = run_child("IndexChild.RunsConfigHooksWithPython", "", true);
+  ASSERT_EQ(status, 0) << out;
+  ASSERT_NE(out.find("hooks: A's tile 64x32"), std::string::npos) << out;
+  EXPECT_EQ(launch_layout_matmul(fake, scratch->dir / "descriptor_kernels.py", true), "64x32");
+  try {
+    launch_layout_matmul(fake, scratch->dir / "descriptor_kernels.py", false);
+    FAIL() << "a hook effect recorded for another layout was served";
+  } catch (const PythonError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("kernel 'matmul_tma_layouts': the pre_hook of autotune config {BLOCK_M: 64, BLOCK_N: 64, "
+                        "BLOCK_K: 32, num_warps: 4"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("has no effect recorded for these arguments on cuda:90, and Python is unavailable"),
+              std::string::npos)
+        << what;
+  }
+  EXPECT_FALSE(python_is_mapped());
+}
+
 // Run by the tests below in a process of its own that may load Python: the heuristics run
 // in Python and their values are recorded.
 TEST(IndexChild, RunsHeuristicsWithPython) {

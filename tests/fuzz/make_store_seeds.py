@@ -70,7 +70,7 @@ def bundle_seeds(bundle):
     table["kernels"][0]["bytes"] = 1e30
     write("bundle", "table_bytes_1e30_fixed", bytes([1]) + json.dumps(table).encode() + b"\0" + rest[table_bytes:])
     write("bundle", "empty", bytes([0]))
-    write("bundle", "header_only", bytes([0]) + b"tritonrt-bundle 2 0 " + b"0" * 64 + b"\n")
+    write("bundle", "header_only", bytes([0]) + b"tritonrt-bundle 3 0 " + b"0" * 64 + b"\n")
 
 
 def calls_seeds():

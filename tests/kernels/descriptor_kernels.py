@@ -107,3 +107,65 @@ def matmul_tma_cpp_hook(a_desc, b_desc, c_desc, K, BLOCK_M: tl.constexpr, BLOCK_
                         BLOCK_K: tl.constexpr):
     # Its configs' tiles are set by a C++ hook: the Python one raises if it runs.
     _matmul_tile(a_desc, b_desc, c_desc, K, BLOCK_M, BLOCK_N, BLOCK_K)
+
+
+# Every run of the hooks below, in order: a memoized hook's later calls add nothing.
+HOOK_RUNS = []
+
+
+def set_tiles_by_layout(nargs):
+    # As FlagGems' Hopper matmul: the tiles follow an argument (A's layout) as well as the
+    # config's values. All it does is set block shapes from what it read: memoized on that.
+    m, n, k = nargs["BLOCK_M"], nargs["BLOCK_N"], nargs["BLOCK_K"]
+    nargs["a_desc"].block_shape = [m, k] if nargs["A_ROW_MAJOR"] else [k, m]
+    nargs["b_desc"].block_shape = [k, n]
+    nargs["c_desc"].block_shape = [m, n]
+    HOOK_RUNS.append("layout")
+
+
+@triton.autotune(configs=tile_configs(set_tiles_by_layout), key=["K"])
+@triton.jit
+def matmul_tma_layouts(a_desc, b_desc, c_desc, K, A_ROW_MAJOR: tl.constexpr, BLOCK_M: tl.constexpr,
+                       BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    # C = A @ B with A stored row-major ([M, K]) or column-major ([K, M]).
+    m = tl.program_id(0) * BLOCK_M
+    n = tl.program_id(1) * BLOCK_N
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        if A_ROW_MAJOR:
+            a = a_desc.load([m, k])
+        else:
+            a = a_desc.load([k, m]).T
+        acc = tl.dot(a, b_desc.load([k, n]), acc)
+    c_desc.store([m, n], acc.to(tl.float16))
+
+
+def set_tiles_from_shape(nargs):
+    # Reads a descriptor's own fields: no memo can be keyed on them, so it runs on every call.
+    k = min(nargs["BLOCK_K"], nargs["a_desc"].shape[1])
+    nargs["a_desc"].block_shape = [nargs["BLOCK_M"], k]
+    nargs["b_desc"].block_shape = [k, nargs["BLOCK_N"]]
+    nargs["c_desc"].block_shape = [nargs["BLOCK_M"], nargs["BLOCK_N"]]
+    HOOK_RUNS.append("shape")
+
+
+@triton.autotune(configs=tile_configs(set_tiles_from_shape), key=["K"])
+@triton.jit
+def matmul_tma_shape_hook(a_desc, b_desc, c_desc, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                          BLOCK_K: tl.constexpr):
+    _matmul_tile(a_desc, b_desc, c_desc, K, BLOCK_M, BLOCK_N, BLOCK_K)
+
+
+def zero_then_set_tiles(nargs):
+    # Zeroes the output as well as setting the tile: no memo can repeat that, so it runs on
+    # every call.
+    nargs["out_ptr"].zero_()
+    nargs["src"].block_shape = [nargs["BLOCK"], nargs["BLOCK"]]
+    HOOK_RUNS.append("zero")
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 16}, pre_hook=zero_then_set_tiles)], key=[])
+@triton.jit
+def load_zeroed(src, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs[:, None] * BLOCK + offs[None, :], src.load([0, 0]))

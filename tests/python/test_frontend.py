@@ -303,6 +303,41 @@ def test_descriptors_a_config_pre_hook_reshapes_compile_tritons_choice(rt, recor
     assert [tuple(m["block_size"]) for m in ours.metadata.tensordesc_meta] == [(64, 32), (32, 64), (64, 64)]
 
 
+def test_a_config_pre_hook_runs_in_python_once_per_input_it_reads(rt, recording, slow_kernels):
+    """A config's pre_hook that only sets block shapes from what it read (the config's values
+    and A's layout, as FlagGems' Hopper matmul) runs in Python once per config and input: not
+    on each timed launch of the tuning, not on later calls. One that reads a descriptor's own
+    fields runs on every call, as Triton runs hooks."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    def descriptors(a_shape):
+        shapes = [a_shape, [256, 128], [128, 128]]
+        return [TensorDescriptor(pointer(0x10000 * (i + 1), "float16"), shape, [shape[1], 1], [1, 1])
+                for i, shape in enumerate(shapes)]
+
+    grid = lambda meta: (triton.cdiv(128, meta["BLOCK_M"]), triton.cdiv(128, meta["BLOCK_N"]))  # noqa: E731
+    layouts = rt.launcher(D.matmul_tma_layouts)
+    D.HOOK_RUNS.clear()
+    first = layouts[grid](*descriptors([128, 256]), 256, True)
+    assert D.HOOK_RUNS == ["layout", "layout"]  # once per config while tuning
+    for _ in range(3):
+        again = layouts[grid](*descriptors([128, 256]), 256, True)
+    assert again.hash == first.hash and len(D.HOOK_RUNS) == 2
+    other = layouts[grid](*descriptors([256, 128]), 256, False)  # another layout: the hook runs for it
+    assert len(D.HOOK_RUNS) == 3 and other.hash != first.hash
+    assert [m["block_size"][0] for m in other.metadata.tensordesc_meta][:1] != [first.metadata.tensordesc_meta[0]
+                                                                               ["block_size"][0]]
+    layouts[grid](*descriptors([256, 128]), 256, False)
+    assert len(D.HOOK_RUNS) == 3
+
+    shaped = rt.launcher(D.matmul_tma_shape_hook)
+    shaped[grid](*descriptors([128, 256]), 256)
+    runs = len(D.HOOK_RUNS)
+    shaped[grid](*descriptors([128, 256]), 256)
+    shaped[grid](*descriptors([128, 256]), 256)
+    assert len(D.HOOK_RUNS) == runs + 2 and D.HOOK_RUNS[-1] == "shape"
+
+
 def test_grid_gets_the_bound_arguments_triton_gives_it(rt, recording):
     seen = []
 

@@ -264,7 +264,7 @@ def test_a_timeout_that_is_not_a_number_is_named(run):
 
 @pytest.mark.parametrize("start, says", [
     (b"", "does not start with a tritonrt-bundle header"),
-    (b"tritonrt-bundle 2 99999999999 " + b"0" * 64 + b"\n", "claims a table larger than tritonrt reads"),
+    (b"tritonrt-bundle 3 99999999999 " + b"0" * 64 + b"\n", "claims a table larger than tritonrt reads"),
 ])
 def test_a_huge_bundle_is_refused_by_its_header(run, tmp_path, start, says):
     bundle = tmp_path / "huge.trb"

@@ -50,6 +50,8 @@ class Scratch : public ::testing::Environment {
     fs::copy(kKernels / "pkg", dir / "pkg");
     fs::copy(kKernels / "library_style.py", dir / "library_style.py");
     fs::copy(kKernels / "gpu_kernels.py", dir / "gpu_kernels.py");
+    fs::copy(kKernels / "descriptor_kernels.py", dir / "descriptor_kernels.py");
+    fs::copy(kKernels / "hopper_kernels.py", dir / "hopper_kernels.py");
     // Older than the processes that import them, as a library's files are: where the index
     // cannot check a kernel against its file's text (an autotune's or heuristics' arguments),
     // it files the kernel only if no file of it changed since the process started.

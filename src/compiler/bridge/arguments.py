@@ -8,16 +8,27 @@ from _tritonrt_bridge import common
 
 
 class Reads:
-    """What a heuristic read of its arguments: (parameter, facet) pairs in order, or that it
-    read them all (iterating the mapping), which nothing can be memoized on."""
+    """What a heuristic or hook read of its arguments: (parameter, facet) pairs in order, or
+    that it read them all (iterating the mapping), which nothing can be memoized on; and `why`,
+    what it did that no memo can repeat (zeroing a tensor, reading a descriptor's fields)."""
 
     def __init__(self):
         self.pairs = []
         self.everything = False
+        self.why = None
+        self.watching = False  # descriptors note reads only while a hook runs
 
     def add(self, name, facet):
         if (name, facet) not in self.pairs:
             self.pairs.append((name, facet))
+
+    def read_all(self, why):
+        self.everything = True
+        self.unreplayable(why)
+
+    def unreplayable(self, why):
+        if self.why is None:
+            self.why = why
 
 
 class Tensor:
@@ -106,6 +117,8 @@ class Tensor:
 
     def zero_(self):
         """Zeroes the argument's memory on the launch stream, as Tensor.zero_ would."""
+        if self._reads is not None:
+            self._reads.unreplayable(f"calls zero_() on '{self._name}'")
         if not self._extent:
             raise AttributeError(f"parameter '{self._name}': tritonrt does not know how many bytes it spans (pass an "
                                  "at::Tensor, or tritonrt::DevicePtr with its size)")
@@ -126,19 +139,55 @@ class Tensor:
         return f"<tritonrt {self._source} argument '{self._name}': {self._dtype_name} at {self._address:#x}>"
 
 
-def descriptor(name, address, dtype, shape, strides, block_shape, padding, stream):
+def descriptor(name, address, dtype, shape, strides, block_shape, padding, stream, reads=None):
     """A tensor descriptor argument as Triton's own class (hooks test isinstance), over a
     stand-in of its base address; built without TensorDescriptor's checks, which tritonrt
-    made when the descriptor was. A hook may set its block_shape (run_hook reads it back)."""
+    made when the descriptor was. A hook may set its block_shape (run_hook reads it back).
+    With `reads`, a subclass that notes a read of its fields while `reads.watching` (but of a
+    field the hook set itself first): then the hook's run depends on the descriptor."""
     import dataclasses
     from triton.tools.tensor_descriptor import TensorDescriptor
-    desc = TensorDescriptor.__new__(TensorDescriptor)
+    desc = object.__new__(_watched_class() if reads is not None else TensorDescriptor)
+    if reads is not None:
+        object.__setattr__(desc, "_tritonrt_watch", (reads, name, set()))
     for field in dataclasses.fields(TensorDescriptor):  # Triton 3.9 added round_f32_to_tf32
         if field.default is not dataclasses.MISSING:
-            setattr(desc, field.name, field.default)
-    desc.base = Tensor(f"{name}.base", address, dtype, "address", None, None, -1, 0, stream, None)
-    desc.shape, desc.strides, desc.block_shape, desc.padding = list(shape), list(strides), list(block_shape), padding
+            object.__setattr__(desc, field.name, field.default)
+    base = Tensor(f"{name}.base", address, dtype, "address", None, None, -1, 0, stream, None)
+    for field, value in (("base", base), ("shape", list(shape)), ("strides", list(strides)),
+                         ("block_shape", list(block_shape)), ("padding", padding)):
+        object.__setattr__(desc, field, value)
     return desc
+
+
+_watched = []
+
+
+def _watched_class():
+    """TensorDescriptor's subclass that notes what a hook reads of it (descriptor())."""
+    if not _watched:
+        import dataclasses
+        from triton.tools.tensor_descriptor import TensorDescriptor
+        fields = frozenset(field.name for field in dataclasses.fields(TensorDescriptor))
+
+        class WatchedDescriptor(TensorDescriptor):
+
+            def __getattribute__(self, attribute):
+                if attribute in fields:
+                    reads, name, written = object.__getattribute__(self, "_tritonrt_watch")
+                    if reads.watching and attribute not in written:
+                        reads.unreplayable(f"reads {name}.{attribute}")
+                return object.__getattribute__(self, attribute)
+
+            def __setattr__(self, attribute, value):
+                reads, _, written = object.__getattribute__(self, "_tritonrt_watch")
+                if reads.watching:
+                    written.add(attribute)
+                object.__setattr__(self, attribute, value)
+
+        WatchedDescriptor.__name__ = WatchedDescriptor.__qualname__ = TensorDescriptor.__name__
+        _watched.append(WatchedDescriptor)
+    return _watched[0]
 
 
 def is_descriptor(value):
@@ -148,21 +197,31 @@ def is_descriptor(value):
 
 class Arguments(collections.abc.Mapping):
     """The arguments of a call as Triton hands them to heuristics and hooks (a dict from
-    parameter name to value), recording which are read."""
+    parameter name to value), recording which are read. `constants` are values the same for
+    every call it is shown (a config's num_warps, say), whose reads are not recorded. For a
+    heuristic (not `hook`), reading a descriptor reads all of it; a hook is shown watched
+    descriptors, which note what is read of them."""
 
-    def __init__(self, values, reads):
-        self._values, self._reads = values, reads
+    def __init__(self, values, reads, constants=None, hook=False):
+        self._values, self._reads, self._constants, self._hook = values, reads, constants or {}, hook
 
     def __getitem__(self, name):
+        if name not in self._values and name in self._constants:
+            return self._constants[name]
         value = self._values[name]
         if self._reads is not None and not isinstance(value, Tensor):
-            if is_descriptor(value) or isinstance(value, tuple):
-                self._reads.everything = True  # nothing to memoize a heuristic on
+            if isinstance(value, tuple):
+                self._reads.read_all(f"reads tuple argument '{name}'")  # nothing to memoize on
+            elif is_descriptor(value):
+                if not self._hook:
+                    self._reads.read_all(f"reads tensor descriptor '{name}'")
             else:
                 self._reads.add(name, "value")
         return value
 
     def __contains__(self, name):
+        if name not in self._values and name in self._constants:
+            return True
         if self._reads is not None:
             self._reads.add(name, "present")
         return name in self._values
@@ -172,32 +231,33 @@ class Arguments(collections.abc.Mapping):
 
     def __iter__(self):
         if self._reads is not None:
-            self._reads.everything = True
-        return iter(self._values)
+            self._reads.read_all("iterates over its arguments")
+        return iter({**self._constants, **self._values})
 
     def __len__(self):
         if self._reads is not None:
-            self._reads.everything = True
-        return len(self._values)
+            self._reads.read_all("iterates over its arguments")
+        return len({**self._constants, **self._values})
 
     def copy(self):
         return dict(self.items())
 
 
-def python_arguments(fn, arguments, stream=0, reads=None):
+def python_arguments(fn, arguments, stream=0, reads=None, watch=False):
     """{name: value} from the C++ description of a call's arguments: one tuple per parameter
-    that has a value, (name, kind, ...)."""
-    return {entry[0]: _python_value(fn, entry, stream, reads) for entry in arguments}
+    that has a value, (name, kind, ...). With `watch`, descriptors note what is read of them
+    into `reads` (descriptor())."""
+    return {entry[0]: _python_value(fn, entry, stream, reads, watch) for entry in arguments}
 
 
-def _python_value(fn, entry, stream, reads):
+def _python_value(fn, entry, stream, reads, watch=False):
     import triton.language as tl
     name, kind = entry[0], entry[1]
     if kind == "pointer":
         _, _, address, dtype, source, shape, strides, device, extent = entry
         return Tensor(name, address, dtype, source, shape, strides, device, extent, stream, reads)
     if kind == "descriptor":
-        return descriptor(name, *entry[2:], stream)
+        return descriptor(name, *entry[2:], stream, reads if watch else None)
     if kind == "dtype":
         return getattr(tl, entry[2])
     if kind == "default":

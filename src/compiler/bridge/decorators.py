@@ -22,7 +22,8 @@ def run_heuristic(handle, layer, name, arguments):
     reads = Reads()
     heuristic = decorator_stacks[handle][layer].values[name]
     value = heuristic(Arguments(python_arguments(fn, arguments, reads=reads), reads))
-    return as_json({"value": encode(value), "reads": None if reads.everything else reads.pairs})
+    memoizable = not reads.everything and reads.why is None
+    return as_json({"value": encode(value), "reads": reads.pairs if memoizable else None})
 
 
 def prune_configs(handle, layer, arguments, given):
@@ -41,31 +42,61 @@ def prune_configs(handle, layer, arguments, given):
     return [index[id(config)] for config in pruned]
 
 
-def run_hook(handle, layer, which, arguments, stream, config=-1, reset_only=False):
+def run_hook(handle, layer, which, arguments, stream, config=-1, reset_only=False, record=False):
     """Calls an autotune hook on the call's arguments: the decorator's "pre_hook" or
-    "post_hook", or "config" (the pre_hook of config `config`). Returns [(param, block shape)]
-    for each tensor descriptor whose block_shape the hook changed."""
+    "post_hook", or "config" (the pre_hook of config `config`, shown the config's values and
+    options as Triton shows them). Returns JSON: "changes", [param index, block shape] for each
+    tensor descriptor whose block_shape the hook changed; where `record`, "reads", what it read
+    ([name, facet] pairs, memo keys as a heuristic's), or null with "why" where its run is more
+    than block shapes set from what it read (then it runs again on every call)."""
     tuner = decorator_stacks[handle][layer]
     fn = kernels[handle]
-    values = python_arguments(fn, arguments, stream)
-    given = {name: list(value.block_shape) for name, value in values.items() if is_descriptor(value)}
-    nargs = Arguments(values, None)
+    reads = Reads() if record else None
+    values = python_arguments(fn, arguments, stream, reads=reads, watch=record)
+    given = {}
+    for name, value in values.items():
+        if is_descriptor(value):
+            block_shape, *rest = _descriptor_fields(value)
+            given[name] = (list(block_shape), *rest)
+    constants = {}
     if which == "config":
-        tuner.configs[config].pre_hook(nargs)
-    elif which == "pre_hook":
-        tuner.pre_hook(nargs, reset_only=reset_only)
-    else:
-        tuner.post_hook(nargs, exception=None)
+        constants = {name: value for name, value in tuner.configs[config].all_kwargs().items() if name not in values}
+    nargs = Arguments(values, reads, constants, hook=True)
+    if reads is not None:
+        reads.watching = True
+    try:
+        if which == "config":
+            tuner.configs[config].pre_hook(nargs)
+        elif which == "pre_hook":
+            tuner.pre_hook(nargs, reset_only=reset_only)
+        else:
+            tuner.post_hook(nargs, exception=None)
+    finally:
+        if reads is not None:
+            reads.watching = False
     changed = []
-    for name, block_shape in given.items():
-        now = values[name].block_shape
+    for name, (block_shape, *rest) in given.items():
+        now, *now_rest = _descriptor_fields(values[name])
+        for field, was, is_ in zip(("base", "shape", "strides", "padding"), rest, now_rest):
+            if is_ is not was and is_ != was:
+                raise TypeError(f"the hook changed {name}.{field}; tritonrt applies a hook's changes to a "
+                                "descriptor's block_shape only")
         try:
             now = [operator.index(size) for size in now]
         except TypeError:
             raise TypeError(f"the hook set the block_shape of '{name}' to {now!r}, which is not a list of integers")
         if now != block_shape:
             changed.append((fn.arg_names.index(name), now))
-    return changed
+    memoizable = reads is not None and not reads.everything and reads.why is None
+    return as_json({"changes": changed, "reads": reads.pairs if memoizable else None,
+                    "why": reads.why if reads is not None else None})
+
+
+def _descriptor_fields(desc):
+    """A descriptor's block shape, then base, shape, strides and padding, read without noting."""
+    field = object.__getattribute__
+    return (field(desc, "block_shape"), field(desc, "base"), list(field(desc, "shape")), list(field(desc, "strides")),
+            field(desc, "padding"))
 
 
 def _tuning_file(handle, layer, backend_name, arch, warp_size, key, configs):
