@@ -5,7 +5,9 @@ Triton's `kernel[grid]`, Triton's `CompiledKernel.run` and torch's static launch
 C++ through tritonrt); then the libraries' own functions (their Python, allocations and
 launch) on Triton's path and under tritonrt.install(). The C++ rows of the 3 / 8 / 19-argument
 kernels (tritonrt from C++, a bare cuLaunchKernel) are read from
-bench/results/launch_overhead.json, written by tritonrt_bench_launch on the same machine; those
+bench/results/launch_overhead.json, written by tritonrt_bench_launch on the same machine, and
+those of a descriptor kernel whose tiles a config's pre_hook sets from
+bench/results/decorated.json (tritonrt_bench_decorated); those
 of the libraries' kernels come from tritonrt_library_launch_child (build-gpu/ or build/, or
 TRITONRT_LIBRARY_LAUNCH_CHILD), run here on the cases this script writes.
 
@@ -112,6 +114,27 @@ def launch_rows(stream):
             "torch StaticallyLaunchedCudaKernel.run": static if isinstance(static, str) else lambda: static(handle),
         }, stream)
     return rows
+
+
+def descriptor_rows(stream):
+    """bench/kernels.py's hooked_desc2 (two TMA descriptors of a placeholder block shape, the
+    tiles set by its config's pre_hook) through the launcher and on Triton's path; its C++ rows
+    come from tritonrt_bench_decorated's JSON (cpp_rows)."""
+    case = "desc2, tiles set by a config pre_hook"
+    if torch.cuda.get_device_capability()[0] < 9:
+        return [(case, "all", "not measured: TMA descriptors need compute capability 9.0")]
+    from triton.tools.tensor_descriptor import TensorDescriptor
+    x = torch.zeros(16, 16, device="cuda", dtype=torch.float16)
+    # Each way its own descriptors: Triton's hook sets the caller's block_shape, tritonrt's a copy's.
+    ours, theirs = (TensorDescriptor(x, [16, 16], [16, 1], [1, 1]) for _ in range(2))
+    fast = tritonrt.launcher(kernels.hooked_desc2)
+    grid = (1, )
+    fast[grid](ours, ours, 0)
+    kernels.hooked_desc2[grid](theirs, theirs, 0)
+    return measured(case, {
+        "tritonrt launcher[grid](...)": lambda: fast[grid](ours, ours, 0),
+        "Triton kernel[grid](...)": lambda: kernels.hooked_desc2[grid](theirs, theirs, 0),
+    }, stream)
 
 
 OPTION_NAMES = ("num_warps", "num_stages", "num_ctas")
@@ -301,7 +324,8 @@ def function_rows(stream):
 
 
 def cpp_rows():
-    """tritonrt from C++ and a bare cuLaunchKernel, from tritonrt_bench_launch's JSON."""
+    """tritonrt from C++ and a bare cuLaunchKernel, from tritonrt_bench_launch's JSON; the
+    hooked descriptor kernel from C++, from tritonrt_bench_decorated's."""
     path = HERE / "results" / "launch_overhead.json"
     if not path.is_file():
         return [], f"{path} is missing: run build/bench/tritonrt_bench_launch first for the C++ rows"
@@ -309,7 +333,14 @@ def cpp_rows():
     # Its argsN kernels are the Python rows' kernels; its other cases (desc2) keep their names.
     rows = [(f"{r['args']} args" if r.get("kernel") == f"args{r['args']}" else r.get("kernel", "?"),
              f"C++: {r['method']}", float(r["median_us"])) for r in data.get("results", []) if "median_us" in r]
-    return rows, f"C++ rows from {path} ({data.get('device', '?')})"
+    hooked = HERE / "results" / "decorated.json"
+    if hooked.is_file():
+        case = "desc2, tiles set by a config pre_hook"
+        bare = [r for c, m, r in rows if c == "desc2" and m == "C++: cuLaunchKernel (bare)"]
+        rows += [(case, "C++: cuLaunchKernel (bare)", r) for r in bare]  # the same kernel and parameters
+        rows += [(case, CPP_METHOD, float(r["median_us"])) for r in json.loads(hooked.read_text()).get("results", [])
+                 if r.get("call") == "tritonrt, descriptors, Python pre_hook"]
+    return rows, f"C++ rows from {path} and {hooked.name} ({data.get('device', '?')})"
 
 
 def main():
@@ -317,7 +348,7 @@ def main():
     stream = torch.cuda.Stream()
     with torch.cuda.stream(stream):
         library, cases = library_rows(stream)
-        rows = launch_rows(stream) + library + function_rows(stream)
+        rows = launch_rows(stream) + descriptor_rows(stream) + library + function_rows(stream)
     rows += library_cpp_rows(cases)
     cpp, note = cpp_rows()
     rows += cpp

@@ -4,7 +4,10 @@
 
 #include "function/decorators.h"
 
+#include <cstdint>
 #include <limits>
+#include <new>
+#include <type_traits>
 
 #include "common/compile_options.h"
 #include "common/hashing.h"
@@ -129,9 +132,27 @@ void Resolution::reshape_descriptors(const BlockShapeChanges& changes) {
       raise<ArgumentError>(param_site(kernel.signature, param), "was given a block shape by an autotune hook: {}",
                            without_prefix(e.what()));
     }
-    descriptors.push_back(reshaped);
-    args[param].object = &descriptors.back();
+    if (inline_count < kInlineDescriptors) {
+      static_assert(std::is_trivially_destructible_v<TensorDescriptor>, "kept in place without destruction");
+      args[param].object = new (inline_descriptors + inline_count++ * sizeof(TensorDescriptor)) TensorDescriptor(reshaped);
+    } else {
+      descriptors.push_back(reshaped);
+      args[param].object = &descriptors.back();
+    }
   }
+}
+
+void Resolution::keep_descriptors(std::list<TensorDescriptor>& into) {
+  const auto first = reinterpret_cast<std::uintptr_t>(inline_descriptors);
+  const auto last = first + inline_count * sizeof(TensorDescriptor);
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto at = reinterpret_cast<std::uintptr_t>(args[i].object);
+    if (args[i].kind != ArgKind::descriptor || at < first || at >= last) continue;
+    into.push_back(*static_cast<const TensorDescriptor*>(args[i].object));
+    args[i].object = &into.back();
+  }
+  inline_count = 0;
+  into.splice(into.end(), descriptors);  // the nodes, so the addresses, stay
 }
 
 void bind_call(std::span<const Arg> given, Resolution& r) {

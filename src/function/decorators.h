@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <atomic>
 #include <cstdint>
 #include <deque>
@@ -106,7 +107,12 @@ struct Resolution {
   std::size_t passed_count = 0;
   const LaunchConfig* launch = nullptr;            ///< the launch's grid and stream (null: no launch)
   std::optional<std::deque<std::string>> strings;  ///< behind values that serve this call only (made on first use)
-  std::list<TensorDescriptor> descriptors;         ///< descriptors a hook reshaped, for this call (stable addresses)
+  /// Descriptors a hook reshaped, for this call: the first few in place (a hit allocates
+  /// nothing), any more in `descriptors`. keep_descriptors moves them out.
+  static constexpr std::size_t kInlineDescriptors = 4;
+  alignas(TensorDescriptor) std::byte inline_descriptors[kInlineDescriptors * sizeof(TensorDescriptor)];
+  std::size_t inline_count = 0;
+  std::list<TensorDescriptor> descriptors;
   const std::vector<CppHeuristic>* cpp_heuristics = nullptr;  ///< by heuristic number, over all layers
   const CppConfigHook* cpp_config_hook = nullptr;             ///< set: it runs, not the configs' pre_hooks
 
@@ -132,6 +138,9 @@ struct Resolution {
   /// that block shape (checked as TensorDescriptor checks one), kept in `descriptors`; the
   /// caller's stays as it was.
   void reshape_descriptors(const BlockShapeChanges& changes);
+  /// Moves the descriptors a hook reshaped into `into`, where they outlive this resolution, and
+  /// points the arguments at them there.
+  void keep_descriptors(std::list<TensorDescriptor>& into);
 };
 
 /// The call's arguments bound into `r` (the parameters no decorator sets, then defaults for

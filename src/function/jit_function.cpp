@@ -100,7 +100,7 @@ std::unique_ptr<JitFunction::ResolvedArgs> JitFunction::resolve_for_target(const
   detail::Resolution r(impl_->kernel, out->frame.bound(), out->options, *impl_->host_decorators, nullptr);
   impl_->resolve(given, r);
   out->args = std::span<const Arg>(out->frame.bound(), impl_->param_count);
-  out->descriptors.splice(out->descriptors.end(), r.descriptors);  // the nodes, so the addresses, stay
+  r.keep_descriptors(out->descriptors);
   return out;
 }
 

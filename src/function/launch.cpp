@@ -66,7 +66,7 @@ std::shared_ptr<const Artifact> JitFunction::artifact_for_packed(const LaunchCon
     r.launch = &config;
     impl_->resolve(given, r);
     args = std::span<const Arg>(call.bound(), impl_->param_count);
-    reshaped.splice(reshaped.end(), r.descriptors);
+    r.keep_descriptors(reshaped);
   }
   const detail::OptionsKey options(resolved);
   impl_->prepare(signature_, args, options, call);
