@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -30,6 +31,28 @@ namespace py = pybind11;
 using namespace tritonrt::bench;
 
 constexpr int kN = 4096;  // four programs: the GPU keeps up with the launches being timed
+
+// Host microseconds per call of each of `calls` (its row's name, the call): they take turns,
+// repetition by repetition, the stream drained before each.
+std::vector<std::pair<std::string, Stats>> timed_rows(
+    CUstream stream, const std::vector<std::pair<std::string, std::function<void()>>>& calls) {
+  std::vector<std::vector<double>> samples(calls.size());
+  for (int rep = 0; rep < kWarmupReps + kReps; ++rep) {
+    for (std::size_t which = 0; which < calls.size(); ++which) {
+      CHECK_CU(cuStreamSynchronize(stream));
+      const auto start = std::chrono::steady_clock::now();
+      for (int i = 0; i < kPerRep; ++i) calls[which].second();
+      const auto stop = std::chrono::steady_clock::now();
+      if (rep >= kWarmupReps)
+        samples[which].push_back(std::chrono::duration<double, std::micro>(stop - start).count() / kPerRep);
+    }
+  }
+  CHECK_CU(cuStreamSynchronize(stream));
+  std::vector<std::pair<std::string, Stats>> rows;
+  for (std::size_t which = 0; which < calls.size(); ++which)
+    rows.emplace_back(calls[which].first, summarize(samples[which]));
+  return rows;
+}
 
 // Host time per call of bench/kernels.py's tiled_desc2 (two 16 x 16 fp16 TMA descriptors over
 // `memory`): its tiles passed, set by its config's Python pre_hook (memoized), and set by a
@@ -48,25 +71,10 @@ std::vector<std::pair<std::string, Stats>> descriptor_rows(CUdeviceptr memory, C
   });
   const tritonrt::LaunchConfig config{.grid = tritonrt::Grid{1}, .stream = stream};
   std::printf("measuring descriptor kernels: %d repetitions of %d calls each...\n", kReps, kPerRep);
-  std::vector<double> samples[3];
-  for (int rep = 0; rep < kWarmupReps + kReps; ++rep) {
-    for (int which = 0; which < 3; ++which) {
-      CHECK_CU(cuStreamSynchronize(stream));
-      const auto start = std::chrono::steady_clock::now();
-      for (int i = 0; i < kPerRep; ++i) {
-        if (which == 0) plain(config, tiled, tiled, 0, 16, 16);
-        if (which == 1) hooked(config, untiled, untiled, 0);
-        if (which == 2) cpp_hooked(config, untiled, untiled, 0);
-      }
-      const auto stop = std::chrono::steady_clock::now();
-      if (rep >= kWarmupReps)
-        samples[which].push_back(std::chrono::duration<double, std::micro>(stop - start).count() / kPerRep);
-    }
-  }
-  CHECK_CU(cuStreamSynchronize(stream));
-  return {{"tritonrt, descriptors, tiles passed", summarize(samples[0])},
-          {"tritonrt, descriptors, Python pre_hook", summarize(samples[1])},
-          {"tritonrt, descriptors, C++ config hook", summarize(samples[2])}};
+  return timed_rows(stream,
+                    {{"tritonrt, descriptors, tiles passed", [&] { plain(config, tiled, tiled, 0, 16, 16); }},
+                     {"tritonrt, descriptors, Python pre_hook", [&] { hooked(config, untiled, untiled, 0); }},
+                     {"tritonrt, descriptors, C++ config hook", [&] { cpp_hooked(config, untiled, untiled, 0); }}});
 }
 
 int run(const std::string& output) {
@@ -106,25 +114,10 @@ int run(const std::string& output) {
   CHECK_CU(cuStreamSynchronize(stream));
 
   std::printf("measuring C++ calls: %d repetitions of %d calls each...\n", kReps, kPerRep);
-  std::vector<double> samples[3];
-  for (int rep = 0; rep < kWarmupReps + kReps; ++rep) {
-    for (int which = 0; which < 3; ++which) {
-      CHECK_CU(cuStreamSynchronize(stream));
-      const auto start = std::chrono::steady_clock::now();
-      for (int i = 0; i < kPerRep; ++i) {
-        if (which == 0) scale(explicit_config, xp, outp, kN, 2.0f, 1024);
-        if (which == 1) tuned(config, xp, outp, kN, 2.0f);
-        if (which == 2) heuristic(config, xp, outp, kN, 2.0f);
-      }
-      const auto stop = std::chrono::steady_clock::now();
-      if (rep >= kWarmupReps)
-        samples[which].push_back(std::chrono::duration<double, std::micro>(stop - start).count() / kPerRep);
-    }
-  }
-  CHECK_CU(cuStreamSynchronize(stream));
-  std::vector<std::pair<std::string, Stats>> rows = {{"tritonrt, constexprs passed", summarize(samples[0])},
-                                                     {"tritonrt, @triton.autotune (hit)", summarize(samples[1])},
-                                                     {"tritonrt, @triton.heuristics (hit)", summarize(samples[2])}};
+  auto rows =
+      timed_rows(stream, {{"tritonrt, constexprs passed", [&] { scale(explicit_config, xp, outp, kN, 2.0f, 1024); }},
+                          {"tritonrt, @triton.autotune (hit)", [&] { tuned(config, xp, outp, kN, 2.0f); }},
+                          {"tritonrt, @triton.heuristics (hit)", [&] { heuristic(config, xp, outp, kN, 2.0f); }}});
   if (d.compute_capability(device).first >= 9) {
     for (auto& row : descriptor_rows(x, stream)) rows.push_back(std::move(row));
   } else {
@@ -167,8 +160,11 @@ int run(const std::string& output) {
   for (const auto& [name, s] : rows) {
     const double ratio = s.median / base(name);
     std::printf("%-38s %12.3f %10.3f %10.3f %22.3f\n", name.c_str(), s.median, s.p10, s.p90, ratio);
-    results.push_back(
-        {{"call", name}, {"median_us", s.median}, {"p10_us", s.p10}, {"p90_us", s.p90}, {"ratio_to_values_passed", ratio}});
+    results.push_back({{"call", name},
+                       {"median_us", s.median},
+                       {"p10_us", s.p10},
+                       {"p90_us", s.p90},
+                       {"ratio_to_values_passed", ratio}});
   }
   info["results"] = results;
   write_results(info, output);

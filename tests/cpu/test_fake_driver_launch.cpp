@@ -353,17 +353,28 @@ TEST_F(FakeDriverLaunch, AConfigPreHookIsMemoizedOnWhatItReads) {
   EXPECT_EQ(row_major.block_shape()[0], 1) << "the caller's descriptors stay as they were";
 }
 
+// The log's lines about pre_hooks at info level, while it lives.
+struct HookLog {
+  HookLog() : level(log_level()) {
+    set_log_level(LogLevel::info);
+    set_log_handler([this](LogLevel, std::string_view message) {
+      if (message.find("pre_hook") != std::string_view::npos) messages.emplace_back(message);
+    });
+  }
+  ~HookLog() {
+    set_log_handler({});
+    set_log_level(level);
+  }
+  LogLevel level;
+  std::vector<std::string> messages;
+};
+
 // A pre_hook that reads a descriptor's own fields cannot be memoized: it runs in Python on
 // every call, which is logged once, saying what it read.
 TEST_F(FakeDriverLaunch, AConfigPreHookReadingADescriptorRunsEveryCallAndSaysWhy) {
   const std::string source = std::string(TRITONRT_TEST_KERNELS) + "/descriptor_kernels.py";
   auto& fn = JitFunction::get(source, "matmul_tma_shape_hook");
-  std::vector<std::string> said;
-  const LogLevel level = log_level();
-  set_log_level(LogLevel::info);
-  set_log_handler([&](LogLevel, std::string_view message) {
-    if (message.find("pre_hook") != std::string_view::npos) said.emplace_back(message);
-  });
+  HookLog said;
   const std::int64_t placeholder[] = {1, 1}, mk[] = {128, 16}, kn[] = {16, 128}, mn[] = {128, 128};
   const std::int64_t mk_strides[] = {16, 1}, n_strides[] = {128, 1};
   const auto a = TensorDescriptor::make(g_a_data, DType::fp16, mk, mk_strides, placeholder);
@@ -373,16 +384,15 @@ TEST_F(FakeDriverLaunch, AConfigPreHookReadingADescriptorRunsEveryCallAndSaysWhy
   config.grid = Grid{2, 2};
   config.autotune_config = 0;
   for (int i = 0; i < 3; ++i) fn(config, a, b, c, 16);
-  set_log_handler({});
-  set_log_level(level);
   if (Target::current().arch == "90") {
     EXPECT_EQ(a_tile(fake_), "64x16");  // K 16 < BLOCK_K 32: the hook's min
   }
-  ASSERT_EQ(said.size(), 1u);
-  EXPECT_NE(said[0].find("kernel 'matmul_tma_shape_hook': the pre_hook of autotune config {BLOCK_M: 64"),
+  ASSERT_EQ(said.messages.size(), 1u);
+  const std::string& message = said.messages[0];
+  EXPECT_NE(message.find("kernel 'matmul_tma_shape_hook': the pre_hook of autotune config {BLOCK_M: 64"),
             std::string::npos)
-      << said[0];
-  EXPECT_NE(said[0].find("runs in Python on every call: it reads a_desc.shape"), std::string::npos) << said[0];
+      << message;
+  EXPECT_NE(message.find("runs in Python on every call: it reads a_desc.shape"), std::string::npos) << message;
 }
 
 // A pre_hook that zeroes a tensor does more than a memo can repeat: it runs on every call (the
@@ -390,12 +400,7 @@ TEST_F(FakeDriverLaunch, AConfigPreHookReadingADescriptorRunsEveryCallAndSaysWhy
 TEST_F(FakeDriverLaunch, AConfigPreHookThatZeroesATensorRunsEveryCall) {
   const std::string source = std::string(TRITONRT_TEST_KERNELS) + "/descriptor_kernels.py";
   auto& fn = JitFunction::get(source, "load_zeroed");
-  std::vector<std::string> said;
-  const LogLevel level = log_level();
-  set_log_level(LogLevel::info);
-  set_log_handler([&](LogLevel, std::string_view message) {
-    if (message.find("pre_hook") != std::string_view::npos) said.emplace_back(message);
-  });
+  HookLog said;
   const std::int64_t shape[] = {16, 16}, strides[] = {16, 1}, placeholder[] = {1, 1};
   const auto src = TensorDescriptor::make(g_tile_in, DType::fp16, shape, strides, placeholder);
   auto& driver = TestDriver::get();
@@ -410,11 +415,9 @@ TEST_F(FakeDriverLaunch, AConfigPreHookThatZeroesATensorRunsEveryCall) {
     EXPECT_EQ(std::count(std::begin(left), std::end(left), 0), 512) << "call " << i << ": the hook did not run";
   }
   (void)driver.cuMemFree(memory);
-  set_log_handler({});
-  set_log_level(level);
-  ASSERT_EQ(said.size(), 1u);
-  EXPECT_NE(said[0].find("runs in Python on every call: it calls zero_() on 'out_ptr'"), std::string::npos)
-      << said[0];
+  ASSERT_EQ(said.messages.size(), 1u);
+  EXPECT_NE(said.messages[0].find("runs in Python on every call: it calls zero_() on 'out_ptr'"), std::string::npos)
+      << said.messages[0];
 }
 
 TEST_F(FakeDriverLaunch, AnAutotunerKeyedOnADescriptorIsAnArgumentError) {
