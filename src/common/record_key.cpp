@@ -31,9 +31,11 @@ RecordKey RecordKey::heuristic(std::size_t memo, std::string target, int multipr
   return {Kind::heuristic, memo, std::move(target), std::to_string(multiprocessors) + " SMs"};
 }
 
-RecordKey RecordKey::hook(std::size_t layer, std::size_t config, std::string target, int multiprocessors) {
+RecordKey RecordKey::hook(std::size_t layer, std::size_t config, std::string_view config_id, std::string target,
+                          int multiprocessors) {
   return {Kind::hook, layer, std::move(target),
-          "config " + std::to_string(config) + ", " + std::to_string(multiprocessors) + " SMs"};
+          "config " + std::to_string(config) + " " + std::string(config_id) + ", " + std::to_string(multiprocessors) +
+              " SMs"};
 }
 
 std::string RecordKey::text() const {

@@ -2,7 +2,7 @@
 //   an artifact         "<target>|<options>|<specialization>"
 //   a tuning choice     "autotune <layer>|<target>|<tuning key>"
 //   a heuristic's value "heuristic <n>|<target>|<SMs> SMs"
-//   a config hook's effect "hook <layer>|<target>|config <c>, <SMs> SMs"
+//   a config hook's effect "hook <layer>|<target>|config <c> <config id>, <SMs> SMs"
 // The index puts the fingerprint of the kernel's record in front: "<fingerprint>|<key>".
 #pragma once
 
@@ -18,7 +18,7 @@ struct RecordKey {
   Kind kind = Kind::artifact;
   std::size_t decorator = 0;  ///< the autotune layer, or the heuristic's number over all layers
   std::string target;         ///< as Target::str() spells it
-  std::string rest;           ///< options|specialization, the tuning key, "<n> SMs" or "config <c>, <n> SMs"
+  std::string rest;           ///< options|specialization, the tuning key, "<n> SMs" or "config <c> <id>, <n> SMs"
 
   /// The artifact of a specialization (`options` as options_words spells the options Triton
   /// resolves, `specialization` as Specialization::repr).
@@ -27,8 +27,11 @@ struct RecordKey {
   static RecordKey choice(std::size_t layer, std::string target, std::string tuning_key);
   /// Heuristic `memo`'s values on a device of `multiprocessors` SMs.
   static RecordKey heuristic(std::size_t memo, std::string target, int multiprocessors);
-  /// The effects of autotune layer `layer`'s config `config`'s pre_hook on such a device.
-  static RecordKey hook(std::size_t layer, std::size_t config, std::string target, int multiprocessors);
+  /// The effects of autotune layer `layer`'s config `config`'s pre_hook on such a device;
+  /// `config_id` names the config's values and options (a list edited in place of the same
+  /// sources numbers its configs otherwise).
+  static RecordKey hook(std::size_t layer, std::size_t config, std::string_view config_id, std::string target,
+                        int multiprocessors);
 
   std::string text() const;
   /// The key `text` spells, or nullopt when it is none of the four.

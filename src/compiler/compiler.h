@@ -87,8 +87,10 @@ struct KernelDescription {
   std::optional<std::vector<std::string>> search_path;
 };
 
-/// What a heuristic read of the call's arguments (the bridge's facets, bridge/arguments.py).
-enum class Facet : std::uint8_t { value, present, dtype, address, shape, strides, device };
+/// What a heuristic or hook read of the call's arguments (the bridge's facets,
+/// bridge/arguments.py); `kind`: whether an argument is a pointer, a descriptor, ... (a hook's
+/// isinstance test).
+enum class Facet : std::uint8_t { value, present, dtype, address, shape, strides, device, kind };
 
 /// A heuristic's value for one call, and what it read to get it.
 struct HeuristicResult {

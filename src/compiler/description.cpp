@@ -259,13 +259,15 @@ KernelDescription parse_kernel_description(std::string_view json) {
 namespace {
 
 // The bridge's [[name, facet]] reads into `reads`; false when one names no parameter of the
-// kernel (e.g. 'grid'), which nothing can be keyed on.
+// kernel (e.g. 'grid'), which nothing can be keyed on, unless `names_fixed`: a config hook's
+// names are the parameters and the config's own (the same on every call of the config).
 bool parse_reads(const Reader& read, const nlohmann::json& pairs, const KernelDescription& kernel,
-                 std::vector<std::pair<std::size_t, Facet>>& reads) {
+                 std::vector<std::pair<std::size_t, Facet>>& reads, bool names_fixed = false) {
   if (!pairs.is_array()) read.fail("field 'reads' is not a list");
   static constexpr std::pair<const char*, Facet> kFacets[] = {
-      {"value", Facet::value}, {"present", Facet::present}, {"dtype", Facet::dtype},  {"address", Facet::address},
-      {"shape", Facet::shape}, {"strides", Facet::strides}, {"device", Facet::device}};
+      {"value", Facet::value},     {"present", Facet::present}, {"dtype", Facet::dtype},
+      {"address", Facet::address}, {"shape", Facet::shape},     {"strides", Facet::strides},
+      {"device", Facet::device},   {"kind", Facet::kind}};
   bool keyed = true;
   for (const auto& pair : pairs) {
     if (!pair.is_array() || pair.size() != 2) read.fail("field 'reads' holds no [name, facet] pair");
@@ -273,7 +275,7 @@ bool parse_reads(const Reader& read, const nlohmann::json& pairs, const KernelDe
     const auto facet_name = read.as<std::string>(pair[1], "reads");
     const auto index = param_index(kernel.signature, name);
     if (index < 0) {
-      keyed = false;
+      keyed = keyed && names_fixed;
       continue;
     }
     const auto facet =
@@ -324,8 +326,8 @@ HookResult parse_hook_result(const KernelDescription& kernel, std::string_view j
   }
   const auto reads = read.field<nlohmann::json>(answer, "reads");
   result.why = read.field_or<std::string>(answer, "why", "");
-  result.memoizable = !reads.is_null() && parse_reads(read, reads, kernel, result.reads);
-  if (!result.memoizable && result.why.empty()) result.why = "reads a name the kernel has no parameter of";
+  result.memoizable = !reads.is_null() && parse_reads(read, reads, kernel, result.reads, true);
+  if (!result.memoizable && result.why.empty()) result.why = "did what tritonrt cannot repeat";
   return result;
 }
 

@@ -11,6 +11,7 @@
 #include "common/hashing.h"
 #include "common/log.h"
 #include "common/record_key.h"
+#include "common/sha256.h"
 #include "common/trace.h"
 #include "function/memo.h"
 #include "launch/benchmark.h"
@@ -209,7 +210,12 @@ void Autotune::config_hook(std::size_t config, Resolution& r) const {
     (*r.cpp_config_hook)(BoundArgs(kernel_.signature, r.bound()), shapes);
     r.reshape_descriptors(shapes.changes());
   } else if (kernel_.layers[layer_].configs[config].pre_hook) {
-    if (const MemoEntry* entry = memoized_hook(config, r)) {
+    // TRITONRT_MEMOIZE_HOOKS=off: every run in Python, as Triton runs them (for a hook whose
+    // effects tritonrt cannot see: a global it changes, memory it writes by other means).
+    static const bool memoize = environment_switch("TRITONRT_MEMOIZE_HOOKS", true);
+    if (!memoize) {
+      r.reshape_descriptors(run_hook("config", r, static_cast<std::ptrdiff_t>(config), false).changes);
+    } else if (const MemoEntry* entry = memoized_hook(config, r)) {
       if (!entry->changes.empty()) r.reshape_descriptors(entry->changes);
     } else {
       hook_miss(config, r);
@@ -261,12 +267,17 @@ std::unique_ptr<MemoEntry> from_stored_hook_form(const std::string& text, std::s
 }  // namespace
 
 void Autotune::hook_miss(std::size_t config, Resolution& r) const {
-  auto& memos = r.state.hooks[r.state.first_config[layer_] + config];
-  // An effect another process (or a bundle) recorded for the same inputs and device.
+  const std::size_t number = r.state.first_config[layer_] + config;
+  auto& memos = r.state.hooks[number];
+  const auto& text = kernel_.layers[layer_].configs[config].text;
+  // An effect another process (or a bundle) recorded for the same inputs and device; none
+  // looked for where this config's hook ran unmemoized before (it likely does again).
   const std::string key =
-      r.device != nullptr ? RecordKey::hook(layer_, config, r.device->target.str(), r.device->multiprocessors).text()
+      r.device != nullptr ? RecordKey::hook(layer_, config, sha256_hex(text).substr(0, 16), r.device->target.str(),
+                                            r.device->multiprocessors)
+                                .text()
                           : "";
-  if (!key.empty()) {
+  if (!key.empty() && !r.state.hook_in_python[number].load(std::memory_order_relaxed)) {
     auto stored = first_stored_match(stored_memo_entries(kernel_, key), r, [&](const std::string& text) {
       return from_stored_hook_form(text, r.count);
     });
@@ -284,8 +295,7 @@ void Autotune::hook_miss(std::size_t config, Resolution& r) const {
     return python_side({kernel_.signature.name},
                        fmt::format("the pre_hook of autotune config {{{}}} has no effect recorded for these "
                                    "arguments{}",
-                                   kernel_.layers[layer_].configs[config].text,
-                                   r.device != nullptr ? " on " + r.device->target.str() : std::string()))
+                                   text, r.device != nullptr ? " on " + r.device->target.str() : std::string()))
         .compiler->run_hook(kernel_, layer_, "config", args, r.launch != nullptr ? r.launch->stream : nullptr,
                             static_cast<std::ptrdiff_t>(config), false, true);
   }();
@@ -295,10 +305,9 @@ void Autotune::hook_miss(std::size_t config, Resolution& r) const {
   entry->changes = result.changes;
   r.reshape_descriptors(result.changes);
   if (!result.memoizable) {
-    if (!r.state.hook_in_python_said.exchange(true)) {
+    if (!r.state.hook_in_python[number].exchange(true)) {
       log_about(LogLevel::info, {kernel_.signature.name},
-                "the pre_hook of autotune config {{{}}} runs in Python on every call: it {}",
-                kernel_.layers[layer_].configs[config].text, result.why);
+                "the pre_hook of autotune config {{{}}} runs in Python on every call: it {}", text, result.why);
     }
     return;
   }

@@ -28,6 +28,7 @@ DecoratorState::DecoratorState(const KernelDescription& kernel) : tunings(kernel
   }
   memos = std::vector<PublishedList<const MemoEntry>>(heuristics);
   hooks = std::vector<PublishedList<const MemoEntry>>(configs);
+  hook_in_python = std::vector<std::atomic<bool>>(configs);
 }
 
 TensorShape shape_of(const Arg& a) {

@@ -63,7 +63,7 @@ struct DecoratorState {
   std::vector<PublishedList<const MemoEntry>> memos;                        ///< per heuristic, over all layers in order
   std::vector<PublishedList<const MemoEntry>> hooks;                        ///< per config, over all layers in order
   std::vector<std::size_t> first_config;                                    ///< per layer: its first config's number
-  std::atomic<bool> hook_in_python_said{false};                             ///< a hook's every-call run logged
+  std::vector<std::atomic<bool>> hook_in_python;  ///< per config: its hook ran in Python unmemoized (said once)
   std::vector<PublishedList<const TuningEntry>> tunings;                    ///< per layer (autotune layers use theirs)
   std::map<std::string, std::shared_future<std::size_t>> tuning_in_flight;  ///< per layer and key
 };

@@ -26,6 +26,9 @@ bool still_reads(const MemoEntry& entry, const Arg* args, const DeviceContext* d
         if (static_cast<std::int64_t>(found) != read.found.value.i) return false;
         break;
       }
+      case Facet::kind:
+        if (static_cast<std::uint64_t>(a.kind) != read.found.value.u) return false;
+        break;
       case Facet::shape:
       case Facet::strides: {
         const TensorShape shape = shape_of(a);
@@ -65,6 +68,10 @@ void record_reads(MemoEntry& entry, const std::vector<std::pair<std::size_t, Fac
         break;
       case Facet::strides:
         read.dims.assign(shapes[param].strides, shapes[param].strides + std::max(0, shapes[param].dims));
+        break;
+      case Facet::kind:
+        read.found.kind = ArgKind::uint;
+        read.found.value.u = static_cast<std::uint64_t>(a.kind);
         break;
     }
     entry.reads.push_back(std::move(read));
@@ -132,7 +139,7 @@ void reads_from_stored(const MemoReader& read, const nlohmann::json& reads, std:
   for (const auto& r : reads) {
     if (!r.is_array() || r.size() != 4) read.fail("holds a read that is not [param, facet, arg, dims]");
     const auto param = read.as<std::size_t>(r[0], "param");
-    const auto facet = static_cast<Facet>(bounded(read, r[1], "facet", 0, static_cast<int>(Facet::device)));
+    const auto facet = static_cast<Facet>(bounded(read, r[1], "facet", 0, static_cast<int>(Facet::kind)));
     if (param >= params) read.fail("names a parameter the kernel does not have");
     const bool pointer_allowed = facet == Facet::dtype || facet == Facet::shape || facet == Facet::strides;
     std::vector<std::int64_t> dims;

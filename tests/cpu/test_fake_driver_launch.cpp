@@ -336,6 +336,16 @@ TEST_F(FakeDriverLaunch, AConfigPreHookIsMemoizedOnWhatItReads) {
   const auto column_major = TensorDescriptor::make(g_a_data, DType::fp16, km, km_strides, placeholder);
   const auto b = TensorDescriptor::make(g_b_data, DType::fp16, km, km_strides, placeholder);
   const auto c = TensorDescriptor::make(g_c_data, DType::fp16, mn, km_strides, placeholder);
+  // A first call whose A already has the tile the hook sets: the memo keeps the tile the hook
+  // wrote, not "no change", so a later call with the placeholder gets it too.
+  const std::int64_t tile[] = {64, 32};
+  const auto tiled = TensorDescriptor::make(g_a_data, DType::fp16, mk, mk_strides, tile);
+  LaunchConfig first;
+  first.grid = Grid{2, 2};
+  first.autotune_config = 0;
+  fn(first, tiled, b, c, 256, true);
+  fn(first, row_major, b, c, 256, true);
+  EXPECT_EQ(a_tile(fake_), "64x32") << "the placeholder was launched";
   for (const std::ptrdiff_t chosen : {0, 1}) {
     LaunchConfig config;
     config.grid = Grid{2, 2};
@@ -351,6 +361,26 @@ TEST_F(FakeDriverLaunch, AConfigPreHookIsMemoizedOnWhatItReads) {
     EXPECT_EQ(a_tile(fake_), rows_first);
   }
   EXPECT_EQ(row_major.block_shape()[0], 1) << "the caller's descriptors stay as they were";
+}
+
+// A hook that tests whether an argument is a descriptor (as Triton's fused-attention tutorial
+// does) is memoized on that: a pointer call's memo never serves a descriptor call, nor the
+// other way round.
+TEST_F(FakeDriverLaunch, AConfigPreHookIsMemoizedOnWhetherAnArgumentIsADescriptor) {
+  if (Target::current().arch != "90") GTEST_SKIP() << "tensor maps (whose tiles are checked) are launched on sm_90";
+  const std::string source = std::string(TRITONRT_TEST_KERNELS) + "/descriptor_kernels.py";
+  auto& fn = JitFunction::get(source, "load_either_tiled");
+  const std::int64_t shape[] = {16, 16}, strides[] = {16, 1}, placeholder[] = {1, 1};
+  const auto d = TensorDescriptor::make(g_tile_in, DType::fp16, shape, strides, placeholder);
+  const DevicePtr p{g_tile_in, DType::fp16};
+  const DevicePtr out{g_tile_out, DType::fp16};
+  fn(grid(1), p, out);
+  fn(grid(1), d, out);
+  EXPECT_EQ(a_tile(fake_), "16x16") << "the pointer call's memo served the descriptor call";
+  fn(grid(1), p, out);
+  fn(grid(1), d, out);
+  EXPECT_EQ(a_tile(fake_), "16x16");
+  EXPECT_EQ(stats().launches, 4u);
 }
 
 // The log's lines about pre_hooks at info level, while it lives.

@@ -169,3 +169,22 @@ def zero_then_set_tiles(nargs):
 def load_zeroed(src, out_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     tl.store(out_ptr + offs[:, None] * BLOCK + offs[None, :], src.load([0, 0]))
+
+
+def tile_if_descriptor(nargs):
+    # As Triton's fused-attention tutorial: only a descriptor gets its tile set.
+    from triton.tools.tensor_descriptor import TensorDescriptor
+    if isinstance(nargs["src"], TensorDescriptor):
+        nargs["src"].block_shape = [nargs["BLOCK"], nargs["BLOCK"]]
+    HOOK_RUNS.append("either")
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 16}, pre_hook=tile_if_descriptor)], key=[])
+@triton.jit
+def load_either_tiled(src, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    if isinstance(src, tl.tensor_descriptor):
+        tile = src.load([0, 0])
+    else:
+        tile = tl.load(src + offs[:, None] * BLOCK + offs[None, :])
+    tl.store(out_ptr + offs[:, None] * BLOCK + offs[None, :], tile)

@@ -338,6 +338,32 @@ def test_a_config_pre_hook_runs_in_python_once_per_input_it_reads(rt, recording,
     assert len(D.HOOK_RUNS) == runs + 2 and D.HOOK_RUNS[-1] == "shape"
 
 
+HOOK_RUNS_CHILD = """
+import sys
+sys.path[:0] = sys.argv[1:4]
+import tritonrt
+import descriptor_kernels as D
+from triton.runtime.driver import driver
+from triton.tools.tensor_descriptor import TensorDescriptor
+from triton_reference import HostPointer, RecordingDriver, parse_target
+driver.set_active(RecordingDriver(parse_target("cuda:90")))
+src = TensorDescriptor(HostPointer(0x10000, "float16"), [16, 16], [16, 1], [1, 1])
+for _ in range(3):
+    tritonrt.launcher(D.load_either_tiled)[(1, )](src, HostPointer(0x20000, "float16"))
+print(len(D.HOOK_RUNS))
+"""
+
+
+@pytest.mark.parametrize("memoize, runs", [("on", "1"), ("off", "3")])
+def test_memoize_hooks_off_runs_a_config_hook_on_every_call(rt, memoize, runs):
+    env = {**os.environ, "TRITONRT_MEMOIZE_HOOKS": memoize}
+    done = subprocess.run([sys.executable, "-c", HOOK_RUNS_CHILD, str(Path(rt.__file__).parents[1]),
+                           str(Path(__file__).parent), str(REPO / "tests" / "kernels")], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [runs]
+
+
 def test_grid_gets_the_bound_arguments_triton_gives_it(rt, recording):
     seen = []
 

@@ -16,6 +16,7 @@ class Reads:
         self.pairs = []
         self.everything = False
         self.why = None
+        self.hook = False  # a hook's reads: an address read or a descriptor's kind count differently
         self.watching = False  # descriptors note reads only while a hook runs
 
     def add(self, name, facet):
@@ -60,6 +61,10 @@ class Tensor:
         return getattr(tl, common.dtypes[self._dtype_name].language)
 
     def data_ptr(self):
+        if self._reads is not None and self._reads.hook:
+            # A hook that takes an address does something with the memory (a memset through
+            # ctypes, say), which no memo of its block shapes would repeat.
+            self._reads.unreplayable(f"reads the address of '{self._name}'")
         self._read("address")
         return self._address
 
@@ -174,16 +179,23 @@ def _watched_class():
 
             def __getattribute__(self, attribute):
                 if attribute in fields:
-                    reads, name, written = object.__getattribute__(self, "_tritonrt_watch")
-                    if reads.watching and attribute not in written:
-                        reads.unreplayable(f"reads {name}.{attribute}")
+                    watch = _watch_of(self)
+                    if watch is not None and watch[0].watching and attribute not in watch[2]:
+                        watch[0].unreplayable(f"reads {watch[1]}.{attribute}")
                 return object.__getattribute__(self, attribute)
 
             def __setattr__(self, attribute, value):
-                reads, _, written = object.__getattribute__(self, "_tritonrt_watch")
-                if reads.watching:
-                    written.add(attribute)
+                watch = _watch_of(self)
+                if watch is not None and watch[0].watching:
+                    watch[2].add(attribute)
                 object.__setattr__(self, attribute, value)
+
+        def _watch_of(desc):
+            # (reads, name, fields written); None on a copy made by the hook (dataclasses.replace)
+            try:
+                return object.__getattribute__(desc, "_tritonrt_watch")
+            except AttributeError:
+                return None
 
         WatchedDescriptor.__name__ = WatchedDescriptor.__qualname__ = TensorDescriptor.__name__
         _watched.append(WatchedDescriptor)
@@ -209,14 +221,20 @@ class Arguments(collections.abc.Mapping):
         if name not in self._values and name in self._constants:
             return self._constants[name]
         value = self._values[name]
-        if self._reads is not None and not isinstance(value, Tensor):
-            if isinstance(value, tuple):
-                self._reads.read_all(f"reads tuple argument '{name}'")  # nothing to memoize on
-            elif is_descriptor(value):
-                if not self._hook:
-                    self._reads.read_all(f"reads tensor descriptor '{name}'")
+        if self._reads is None:
+            return value
+        if isinstance(value, Tensor):
+            if self._hook:
+                self._reads.add(name, "kind")  # a hook may test what it is (isinstance)
+        elif isinstance(value, tuple):
+            self._reads.read_all(f"reads tuple argument '{name}'")  # nothing to memoize on
+        elif is_descriptor(value):
+            if self._hook:
+                self._reads.add(name, "kind")  # its fields note their own reads
             else:
-                self._reads.add(name, "value")
+                self._reads.read_all(f"reads tensor descriptor '{name}'")
+        else:
+            self._reads.add(name, "value")
         return value
 
     def __contains__(self, name):

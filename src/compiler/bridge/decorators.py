@@ -52,12 +52,14 @@ def run_hook(handle, layer, which, arguments, stream, config=-1, reset_only=Fals
     tuner = decorator_stacks[handle][layer]
     fn = kernels[handle]
     reads = Reads() if record else None
+    if reads is not None:
+        reads.hook = True
     values = python_arguments(fn, arguments, stream, reads=reads, watch=record)
     given = {}
     for name, value in values.items():
         if is_descriptor(value):
-            block_shape, *rest = _descriptor_fields(value)
-            given[name] = (list(block_shape), *rest)
+            block_shape, others = _descriptor_fields(value)
+            given[name] = (list(block_shape), others)
     constants = {}
     if which == "config":
         constants = {name: value for name, value in tuner.configs[config].all_kwargs().items() if name not in values}
@@ -74,18 +76,21 @@ def run_hook(handle, layer, which, arguments, stream, config=-1, reset_only=Fals
     finally:
         if reads is not None:
             reads.watching = False
+    # The block shapes it set: where recorded, every one it wrote, as it wrote it (a memo serves
+    # calls whose descriptors come with other block shapes); else those it changed.
     changed = []
-    for name, (block_shape, *rest) in given.items():
-        now, *now_rest = _descriptor_fields(values[name])
-        for field, was, is_ in zip(("base", "shape", "strides", "padding"), rest, now_rest):
-            if is_ is not was and is_ != was:
+    for name, (block_shape, others) in given.items():
+        now, now_others = _descriptor_fields(values[name])
+        for field, was in others.items():
+            if now_others[field] is not was and now_others[field] != was:
                 raise TypeError(f"the hook changed {name}.{field}; tritonrt applies a hook's changes to a "
                                 "descriptor's block_shape only")
         try:
             now = [operator.index(size) for size in now]
         except TypeError:
             raise TypeError(f"the hook set the block_shape of '{name}' to {now!r}, which is not a list of integers")
-        if now != block_shape:
+        written = record and "block_shape" in object.__getattribute__(values[name], "_tritonrt_watch")[2]
+        if written or now != block_shape:
             changed.append((fn.arg_names.index(name), now))
     memoizable = reads is not None and not reads.everything and reads.why is None
     return as_json({"changes": changed, "reads": reads.pairs if memoizable else None,
@@ -93,10 +98,14 @@ def run_hook(handle, layer, which, arguments, stream, config=-1, reset_only=Fals
 
 
 def _descriptor_fields(desc):
-    """A descriptor's block shape, then base, shape, strides and padding, read without noting."""
-    field = object.__getattribute__
-    return (field(desc, "block_shape"), field(desc, "base"), list(field(desc, "shape")), list(field(desc, "strides")),
-            field(desc, "padding"))
+    """A descriptor's block shape, and its other fields by name (lists copied), read without
+    noting."""
+    import dataclasses
+    fields = {}
+    for field in dataclasses.fields(desc):
+        value = object.__getattribute__(desc, field.name)
+        fields[field.name] = list(value) if isinstance(value, list) else value
+    return fields.pop("block_shape"), fields
 
 
 def _tuning_file(handle, layer, backend_name, arch, warp_size, key, configs):
