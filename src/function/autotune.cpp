@@ -234,34 +234,29 @@ namespace {
 
 // A config hook's stored form: {"reads": ..., "changes": [[param, block shape]]} (memo.h).
 std::optional<std::string> stored_hook_form(const MemoEntry& entry) {
-  auto reads = stored_reads(entry);
-  if (!reads) return std::nullopt;
   nlohmann::json changes = nlohmann::json::array();
   for (const auto& [param, block] : entry.changes) changes.push_back({param, block});
-  return nlohmann::json{{"reads", std::move(*reads)}, {"changes", std::move(changes)}}.dump();
+  return stored_text(entry, "changes", std::move(changes));
 }
 
 // A stored hook effect for a kernel of `params` parameters, or nullptr when it does not read back.
 std::unique_ptr<MemoEntry> from_stored_hook_form(const std::string& text, std::size_t params) {
-  auto entry = std::make_unique<MemoEntry>();
-  const MemoReader read({}, "a recorded config hook effect");
-  try {
-    const auto j = read.parse(text);
-    reads_from_stored(read, read.field<nlohmann::json>(j, "reads"), params, *entry);
-    const auto changes = read.field<nlohmann::json>(j, "changes");
-    if (!changes.is_array()) read.fail("field 'changes' should be a list");
-    for (const auto& change : changes) {
-      if (!change.is_array() || change.size() != 2 || !change[1].is_array()) read.fail("holds a malformed change");
-      const auto param = read.as<std::size_t>(change[0], "param");
-      if (param >= params) read.fail("names a parameter the kernel does not have");
-      std::vector<std::int64_t> block;
-      for (const auto& size : change[1]) block.push_back(read.as<std::int64_t>(size, "block shape"));
-      entry->changes.emplace_back(param, std::move(block));
-    }
-  } catch (const Error&) {
-    return nullptr;
-  }
-  return entry;
+  return from_stored_text(text, params, "a recorded config hook effect", "changes",
+                          [params](const MemoReader& read, const nlohmann::json& changes, MemoEntry& entry) {
+                            if (!changes.is_array()) read.fail("field 'changes' should be a list");
+                            for (const auto& change : changes) {
+                              if (!change.is_array() || change.size() != 2 || !change[1].is_array()) {
+                                read.fail("holds a malformed change");
+                              }
+                              const auto param = read.as<std::size_t>(change[0], "param");
+                              if (param >= params) read.fail("names a parameter the kernel does not have");
+                              std::vector<std::int64_t> block;
+                              for (const auto& size : change[1]) {
+                                block.push_back(read.as<std::int64_t>(size, "block shape"));
+                              }
+                              entry.changes.emplace_back(param, std::move(block));
+                            }
+                          });
 }
 
 }  // namespace

@@ -13,28 +13,17 @@ namespace {
 // A heuristic's stored form: {"reads": ..., "value": arg} (memo.h), or nullopt for a value that
 // holds in this process only.
 std::optional<std::string> stored_form(const MemoEntry& entry) {
-  auto reads = stored_reads(entry);
-  const auto value = stored_arg(entry.value, true);
-  if (!reads || !value) return std::nullopt;
-  try {
-    return nlohmann::json{{"reads", std::move(*reads)}, {"value", *value}}.dump();
-  } catch (const nlohmann::json::exception&) {
-    return std::nullopt;  // a string that is not UTF-8: kept in this process only, not replaced by another
-  }
+  auto value = stored_arg(entry.value, true);
+  if (!value) return std::nullopt;
+  return stored_text(entry, "value", std::move(*value));
 }
 
 // A stored entry for a kernel of `params` parameters, or nullptr when it does not read back.
 std::unique_ptr<MemoEntry> from_stored_form(const std::string& text, std::size_t params) {
-  auto entry = std::make_unique<MemoEntry>();
-  const MemoReader read({}, "a recorded heuristic value");
-  try {
-    const auto j = read.parse(text);
-    reads_from_stored(read, read.field<nlohmann::json>(j, "reads"), params, *entry);
-    entry->value = arg_from_stored(read, read.field<nlohmann::json>(j, "value"), entry->strings, false);
-  } catch (const Error&) {
-    return nullptr;
-  }
-  return entry;
+  return from_stored_text(text, params, "a recorded heuristic value", "value",
+                          [](const MemoReader& read, const nlohmann::json& value, MemoEntry& entry) {
+                            entry.value = arg_from_stored(read, value, entry.strings, false);
+                          });
 }
 
 // What heuristic `memo`'s stored values are found by on `device`.

@@ -88,7 +88,7 @@ std::optional<nlohmann::json> stored_arg(const Arg& a, bool keep_address) {
                                 static_cast<int>(a.stored), static_cast<int>(a.source)});
 }
 
-std::optional<nlohmann::json> stored_reads(const MemoEntry& entry) {
+std::optional<std::string> stored_text(const MemoEntry& entry, const char* field, nlohmann::json answer) {
   nlohmann::json reads = nlohmann::json::array();
   for (const auto& read : entry.reads) {
     if (read.facet == Facet::address) return std::nullopt;
@@ -96,7 +96,11 @@ std::optional<nlohmann::json> stored_reads(const MemoEntry& entry) {
     if (!found) return std::nullopt;
     reads.push_back({read.param, static_cast<int>(read.facet), *found, read.dims});
   }
-  return reads;
+  try {
+    return nlohmann::json{{"reads", std::move(reads)}, {field, std::move(answer)}}.dump();
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;  // a string that is not UTF-8: kept in this process only, not replaced by another
+  }
 }
 
 namespace {
