@@ -69,6 +69,18 @@ const char* pointer_arg(PyObject* object, Arg& arg) {
   return nullptr;
 }
 
+// object.name, or null where it has none, without the AttributeError PyObject_GetAttr makes
+// (formatting its message costs more than the lookup); any other error is cleared too.
+PyObject* optional_attr(PyObject* object, PyObject* name) {
+  PyObject* value = nullptr;
+#if PY_VERSION_HEX >= 0x030D0000
+  if (PyObject_GetOptionalAttr(object, name, &value) < 0) PyErr_Clear();
+#else
+  if (_PyObject_LookupAttr(object, name, &value) < 0) PyErr_Clear();
+#endif
+  return value;
+}
+
 // Up to TensorDescriptor::kMaxRank integers of `object.<name>` (a list, tuple or torch.Size).
 bool read_dims(PyObject* object, PyObject* name, std::int64_t* out, std::size_t& count) {
   Ref value(PyObject_GetAttr(object, name));
@@ -149,11 +161,10 @@ const char* descriptor_arg(PyObject* object, bool gluon, Arg& arg, CallStorage& 
     return "a tensor descriptor whose padding is not a string";
   }
   const bool nan = PyUnicode_CompareWithASCIIString(padding.get(), "nan") == 0;
-  // Triton 3.9's descriptors may round fp32 to tf32, which tritonrt's do not.
-  Ref tf32(PyObject_GetAttr(object, s.s_round_f32_to_tf32));
-  if (!tf32) {
-    PyErr_Clear();
-  } else if (PyObject_IsTrue(tf32.get()) != 0) {
+  // Triton 3.9's descriptors may round fp32 to tf32, which tritonrt's do not (older ones have
+  // no such field: asked without making an AttributeError, a third of a descriptor's cost).
+  Ref tf32(optional_attr(object, s.s_round_f32_to_tf32));
+  if (tf32 && PyObject_IsTrue(tf32.get()) != 0) {
     PyErr_Clear();
     return "a tensor descriptor that rounds fp32 to tf32";
   }

@@ -5,6 +5,7 @@
 
 #include <climits>
 #include <cstddef>
+#include <deque>
 #include <optional>
 #include <span>
 #include <string>
@@ -43,6 +44,10 @@ struct Result {
   const Artifact* artifact;
   PyObject* object;  ///< owned: what the call returns for it
   PyObject* tuned;   ///< owned: ((autotuner, its config that made the artifact), ...), or null
+  /// Each tensor-descriptor parameter with the block shape the artifact was compiled for: a
+  /// config's pre_hook may have set it, and the caller's descriptor then shows it, as after
+  /// Triton's own launch.
+  std::vector<std::pair<std::size_t, std::vector<std::int64_t>>> blocks;
 };
 
 struct Plan {
@@ -51,7 +56,7 @@ struct Plan {
   std::vector<std::size_t> call_params;  ///< decorated: the parameters a call passes, in order
   bool decorated = false;
   std::vector<KeywordMap> keywords;
-  std::vector<Result> results;
+  std::deque<Result> results;  ///< a deque: a Result stays where it is while Python adds more
   bool logged = false;
 };
 

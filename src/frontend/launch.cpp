@@ -5,6 +5,9 @@
 
 #include "frontend/kernel.h"
 
+#include <algorithm>
+#include <cstdlib>
+
 namespace tritonrt::frontend {
 namespace {
 
@@ -89,13 +92,35 @@ struct GridCall {
   }
 };
 
+// The block shape in a descriptor's type ("tensordesc<fp16[64, 32]>" and Gluon's, with a
+// layout after it), or none for another type.
+std::vector<std::int64_t> block_of(const std::string& type) {
+  std::vector<std::int64_t> dims;
+  if (!type.starts_with("tensordesc<")) return dims;
+  const auto open = type.find('[');
+  const auto close = type.find(']', open);
+  if (open == std::string::npos || close == std::string::npos) return dims;
+  for (std::size_t at = open + 1; at < close;) {
+    dims.push_back(std::strtoll(type.c_str() + at, nullptr, 10));
+    const auto comma = type.find(',', at);
+    at = comma < close ? comma + 1 : close;
+  }
+  return dims;
+}
+
 [[gnu::cold]] const Result* new_result(KernelObject* k, const Artifact& artifact) {
   Plan& p = *k->plan;
   Ref specialization(PyList_New(0));
   if (!specialization) return nullptr;
-  for (const ParamSpec& spec : artifact.specialization.params) {
+  std::vector<std::pair<std::size_t, std::vector<std::int64_t>>> blocks;
+  const auto& params = artifact.specialization.params;
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const ParamSpec& spec = params[i];
     Ref entry(Py_BuildValue("(ss)", spec.type.c_str(), spec.value.c_str()));
     if (!entry || PyList_Append(specialization.get(), entry.get()) < 0) return nullptr;
+    if (auto block = block_of(spec.type); !block.empty() && i < p.params.size()) {
+      blocks.emplace_back(i, std::move(block));
+    }
   }
   const auto& m = artifact.metadata;
   Ref made(PyObject_CallFunction(
@@ -113,13 +138,35 @@ struct GridCall {
       return nullptr;
     }
   }
-  p.results.push_back({&artifact, Py_NewRef(object), PyTuple_GET_SIZE(tuned) != 0 ? Py_NewRef(tuned) : nullptr});
+  p.results.push_back(
+      {&artifact, Py_NewRef(object), PyTuple_GET_SIZE(tuned) != 0 ? Py_NewRef(tuned) : nullptr, std::move(blocks)});
   return &p.results.back();
 }
 
+// The caller's descriptors given the block shapes the launch used where a config's pre_hook
+// set others (Triton's hook sets the caller's own object): a new list each, as the hook's.
+bool show_block_shapes(const Result& r, const Binding& b) {
+  for (const auto& [param, block] : r.blocks) {
+    const Arg& a = b.slots[param];
+    if (b.objects[param] == nullptr || a.kind != ArgKind::descriptor) continue;
+    const auto given = static_cast<const TensorDescriptor*>(a.object)->block_shape();
+    if (std::ranges::equal(given, block)) continue;
+    Ref list(PyList_New(static_cast<Py_ssize_t>(block.size())));
+    if (!list) return false;
+    for (std::size_t j = 0; j < block.size(); ++j) {
+      PyObject* dim = PyLong_FromLongLong(block[j]);
+      if (dim == nullptr) return false;
+      PyList_SET_ITEM(list.get(), static_cast<Py_ssize_t>(j), dim);
+    }
+    if (PyObject_SetAttr(b.objects[param], state().s_block_shape, list.get()) < 0) return false;
+  }
+  return true;
+}
+
 // The result of a launch that ran `artifact`, made once per artifact; each autotuner of the
-// stack gets the config that made it as its best_config, as Triton's Autotuner.run sets it.
-PyObject* result_for(KernelObject* k, const Artifact& artifact) {
+// stack gets the config that made it as its best_config, as Triton's Autotuner.run sets it,
+// and the caller's descriptors the block shapes it used.
+PyObject* result_for(KernelObject* k, const Artifact& artifact, const Binding& binding) {
   Plan& p = *k->plan;
   const Result* found = nullptr;
   for (const Result& r : p.results) {
@@ -129,7 +176,7 @@ PyObject* result_for(KernelObject* k, const Artifact& artifact) {
     }
   }
   if (found == nullptr) found = new_result(k, artifact);
-  if (found == nullptr) return nullptr;
+  if (found == nullptr || !show_block_shapes(*found, binding)) return nullptr;
   // Held here: a tuner's __setattr__ is Python, which may launch (and add to p.results).
   Ref object(Py_NewRef(found->object));
   if (found->tuned != nullptr) {
@@ -220,7 +267,7 @@ PyObject* launch(KernelObject* k, Call& c) {
     PyErr_Clear();
     return fallback(k, c, error.c_str());
   }
-  return result_for(k, *artifact);
+  return result_for(k, *artifact, binding);
 }
 
 PyObject* bind(KernelObject* k, PyObject* grid) {

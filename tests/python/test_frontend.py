@@ -288,7 +288,9 @@ def test_an_autotuned_launch_compiles_tritons_choice(rt, recording, slow_kernels
 
 def test_descriptors_a_config_pre_hook_reshapes_compile_tritons_choice(rt, recording, slow_kernels):
     """As Triton's persistent-matmul tutorial launches: descriptors with a placeholder block
-    shape, set by each config's pre_hook (shown Triton's own TensorDescriptor)."""
+    shape, set by each config's pre_hook (shown Triton's own TensorDescriptor). The caller's
+    descriptors are left with the block shapes the launch used, as Triton's hook leaves them:
+    after the tuning call, and after a call served without running the hook."""
     from triton.tools.tensor_descriptor import TensorDescriptor
     from triton_reference import forget_tuning
 
@@ -296,11 +298,19 @@ def test_descriptors_a_config_pre_hook_reshapes_compile_tritons_choice(rt, recor
         return [TensorDescriptor(pointer(0x10000 * (i + 1), "float16"), [128, 128], [128, 1], [1, 1]) for i in range(3)]
 
     grid = lambda meta: (triton.cdiv(128, meta["BLOCK_M"]), triton.cdiv(128, meta["BLOCK_N"]))  # noqa: E731
-    ours = rt.launcher(D.matmul_tma_tuned)[grid](*descriptors(), 128)
+    launcher = rt.launcher(D.matmul_tma_tuned)
+    ours_given, theirs_given = descriptors(), descriptors()
+    ours = launcher[grid](*ours_given, 128)
     forget_tuning(D.matmul_tma_tuned)
-    theirs = D.matmul_tma_tuned[grid](*descriptors(), 128)  # equal timings: both keep the first config
+    theirs = D.matmul_tma_tuned[grid](*theirs_given, 128)  # equal timings: both keep the first config
     assert ours.hash == theirs.hash
     assert [tuple(m["block_size"]) for m in ours.metadata.tensordesc_meta] == [(64, 32), (32, 64), (64, 64)]
+    tiles = [[64, 32], [32, 64], [64, 64]]
+    assert [d.block_shape for d in theirs_given] == tiles
+    assert [d.block_shape for d in ours_given] == tiles
+    again = descriptors()
+    launcher[grid](*again, 128)
+    assert [d.block_shape for d in again] == tiles
 
 
 def test_a_config_pre_hook_runs_in_python_once_per_input_it_reads(rt, recording, slow_kernels):
