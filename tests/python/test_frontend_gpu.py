@@ -195,14 +195,21 @@ def tutorial_cases():
 def test_tutorial_style_descriptor_kernels_tune_and_match_torch(rt, name):
     """Descriptors with a placeholder block shape that each config's pre_hook sets: tuned and
     launched through tritonrt (not handed to Triton), equal to torch within fp16 tolerance on
-    fresh inputs, and with the hash Triton's launch gives for the config tritonrt chose."""
+    fresh inputs, and with the hash Triton's launch gives for the config tritonrt chose. The
+    caller's descriptors are left with that config's block shapes, as Triton leaves them."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    def blocks(args):
+        return [a.block_shape for a in args if isinstance(a, TensorDescriptor)]
+
     kernel, make = tutorial_cases()[name]
     launcher = rt.launcher(kernel)
     for seed in range(2):
         torch.manual_seed(seed)
         grid, args, out, want, key = make()
         out.fill_(float("nan"))
-        ours = launcher[grid](*args())
+        given = args()
+        ours = launcher[grid](*given)
         torch.cuda.synchronize()
         assert type(ours).__module__ == "tritonrt.frontend", "Triton's own path launched it"
         error = (out.float() - want).norm() / want.norm()
@@ -210,7 +217,10 @@ def test_tutorial_style_descriptor_kernels_tune_and_match_torch(rt, name):
     hashes = []  # Triton's launch with each config (its tuner told to choose it)
     for config in kernel.configs:
         kernel.cache[key] = config
-        hashes.append(kernel[grid](*args()).hash)
+        theirs = args()
+        hashes.append(kernel[grid](*theirs).hash)
+        if hashes[-1] == ours.hash:
+            assert blocks(given) == blocks(theirs) and [1, 1] not in blocks(given)
     assert ours.hash in hashes
 
 
