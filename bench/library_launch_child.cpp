@@ -88,7 +88,9 @@ Case prepare(const json& c, CUstream stream, std::vector<CUdeviceptr>& buffers) 
   } else {
     made.config.grid = grid_of(grid, nullptr);
   }
-  for (const auto& [name, value] : c.value("options", json::object()).items()) {
+  // Named: a range-for over a temporary's items() reads the json after it is gone (before C++23).
+  const json options = c.value("options", json::object());
+  for (const auto& [name, value] : options.items()) {
     if (name == "num_warps") {
       made.config.options.num_warps = value.get<int>();
     } else if (name == "num_stages") {
