@@ -319,6 +319,25 @@ TEST(Bundle, ConfigHookEffectsServeTheInputsTheyWereRunOn) {
   EXPECT_EQ(launch_layout_matmul(fake, kDeployed / "descriptor_kernels.py", true), "64x32");
   EXPECT_THROW(launch_layout_matmul(fake, kDeployed / "descriptor_kernels.py", false), PythonError);
   EXPECT_FALSE(python_is_mapped());
+  // The same bundle embedded in a program (as tritonrt_add_kernels embeds one), with no index
+  // and no Python to find: the hook's effect serves the launch from there.
+  const auto [embedded, embedded_out] =
+      run_child("BundleChild.LaunchesAHookedKernelFromTheEmbeddedBundle",
+                "TRITONRT_CACHE_DIR='" + (scratch->dir / "empty-index").string() + "' TRITONRT_PYTHON=/nonexistent " +
+                    "TRITONRT_TEST_EMBED='" + bundle.string() + "' ");
+  EXPECT_EQ(embedded, 0) << embedded_out;
+  EXPECT_NE(embedded_out.find("A's tile 64x32 from 1 embedded bundle, no libpython"), std::string::npos)
+      << embedded_out;
+}
+
+// Run by the test above with TRITONRT_TEST_EMBED naming the hooked kernel's bundle.
+TEST(BundleChild, LaunchesAHookedKernelFromTheEmbeddedBundle) {
+  if (g_embedded == nullptr) GTEST_SKIP() << "run by Bundle.ConfigHookEffectsServeTheInputsTheyWereRunOn";
+  FakeCudaApi fake{};
+  if (const auto why = no_fake_driver(fake)) GTEST_SKIP() << *why;
+  const std::string tile = launch_layout_matmul(fake, kDeployed / "descriptor_kernels.py", true);
+  std::printf("A's tile %s from %zu embedded bundle%s\n", tile.c_str(), embedded_bundles().size(),
+              python_is_mapped() ? ", libpython mapped" : ", no libpython");
 }
 
 // Whatever the damage, reading a bundle is an ArtifactError naming the file, never a crash;
