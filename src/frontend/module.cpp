@@ -1,5 +1,5 @@
 // The extension module tritonrt._frontend: its types, and setup(), through which
-// tritonrt/launcher.py hands it the Python objects it reads on every call.
+// tritonrt/frontend.py hands it the Python objects it reads on every call.
 
 #include <string_view>
 

@@ -1,5 +1,5 @@
 // tritonrt._frontend_torch: the front end's fast path for torch, built against one torch
-// release (tritonrt/launcher.py loads it only under that release). A tensor is read through
+// release (tritonrt/frontend.py loads it only under that release). A tensor is read through
 // torch's C++ API (no data_ptr() call), as the torch adapter passes it, so that heuristics
 // and hooks see its shape; the device and stream are torch's, asked without Python.
 
