@@ -348,6 +348,37 @@ def test_a_config_pre_hook_runs_in_python_once_per_input_it_reads(rt, recording,
     assert len(D.HOOK_RUNS) == runs + 2 and D.HOOK_RUNS[-1] == "shape"
 
 
+def test_under_install_a_config_pre_hook_runs_once_per_input_and_reshapes_the_callers(rt, recording, slow_kernels):
+    """install(): the library's own `kernel[grid]` call launches through tritonrt, its config
+    hooks memoized as through the launcher, and the caller's descriptors left with the chosen
+    config's tiles."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    def descriptors():
+        shapes = [[128, 512], [512, 128], [128, 128]]
+        return [TensorDescriptor(pointer(0x10000 * (i + 1), "float16"), shape, [shape[1], 1], [1, 1])
+                for i, shape in enumerate(shapes)]
+
+    grid = lambda meta: (triton.cdiv(128, meta["BLOCK_M"]), triton.cdiv(128, meta["BLOCK_N"]))  # noqa: E731
+    D.HOOK_RUNS.clear()
+    rt.install()
+    try:
+        recorded, fake = len(recording.launches), fake_launches()
+        given = descriptors()
+        first = D.matmul_tma_layouts[grid](*given, 512, True)  # K=512: a key not tuned before
+        assert D.HOOK_RUNS == ["layout", "layout"]  # once per config, while tuning
+        tiles = [[64, 32], [32, 64], [64, 64]] if first.metadata.num_warps == 4 else [[128, 64], [64, 64], [128, 64]]
+        assert [d.block_shape for d in given] == tiles
+        for _ in range(3):
+            again = descriptors()
+            D.matmul_tma_layouts[grid](*again, 512, True)
+            assert [d.block_shape for d in again] == tiles
+        assert len(D.HOOK_RUNS) == 2
+        assert len(recording.launches) == recorded and fake_launches() > fake  # all through tritonrt
+    finally:
+        rt.uninstall()
+
+
 HOOK_RUNS_CHILD = """
 import sys
 sys.path[:0] = sys.argv[1:4]
