@@ -365,13 +365,13 @@ def test_under_install_a_config_pre_hook_runs_once_per_input_and_reshapes_the_ca
     try:
         recorded, fake = len(recording.launches), fake_launches()
         given = descriptors()
-        first = D.matmul_tma_layouts[grid](*given, 512, True)  # K=512: a key not tuned before
+        first = D.matmul_tma_layouts_installed[grid](*given, 512, True)
         assert D.HOOK_RUNS == ["layout", "layout"]  # once per config, while tuning
         tiles = [[64, 32], [32, 64], [64, 64]] if first.metadata.num_warps == 4 else [[128, 64], [64, 64], [128, 64]]
         assert [d.block_shape for d in given] == tiles
         for _ in range(3):
             again = descriptors()
-            D.matmul_tma_layouts[grid](*again, 512, True)
+            D.matmul_tma_layouts_installed[grid](*again, 512, True)
             assert [d.block_shape for d in again] == tiles
         assert len(D.HOOK_RUNS) == 2
         assert len(recording.launches) == recorded and fake_launches() > fake  # all through tritonrt
