@@ -305,10 +305,10 @@ run_ctest() {
     ctest_result="$((total - failed - skipped)) passed, $failed failed, $skipped skipped"
   fi
   results=("$dir"/pytest-results-*.xml)
-  if [[ -f $dir/pytest-results-main.xml ]]; then
+  if [[ -f $dir/pytest-results-main.xml && -f $dir/pytest-results-store.xml ]]; then
     pytest_result=$(junit_counts "$venv" "${results[@]}")
   else
-    status=1  # pytest must run: a build without it registered is a failure here
+    status=1  # both halves must run: a build without them registered is a failure here
   fi
   ((status == 0)) || FAILED=1
   SUMMARY+=("$(printf '%-4s  %-44s  ctest: %-32s  pytest: %s' "$( ((status == 0)) && echo ok || echo FAIL)" \

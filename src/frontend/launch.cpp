@@ -101,9 +101,13 @@ std::vector<std::int64_t> block_of(const std::string& type) {
   const auto close = type.find(']', open);
   if (open == std::string::npos || close == std::string::npos) return dims;
   for (std::size_t at = open + 1; at < close;) {
-    dims.push_back(std::strtoll(type.c_str() + at, nullptr, 10));
-    const auto comma = type.find(',', at);
-    at = comma < close ? comma + 1 : close;
+    char* end = nullptr;
+    const long long dim = std::strtoll(type.c_str() + at, &end, 10);
+    while (*end == ' ') ++end;
+    const auto next = static_cast<std::size_t>(end - type.c_str());
+    if (dim <= 0 || (next != close && type[next] != ',')) return {};  // not a block shape: shown nothing
+    dims.push_back(dim);
+    at = next == close ? close : next + 1;
   }
   return dims;
 }
@@ -145,6 +149,8 @@ std::vector<std::int64_t> block_of(const std::string& type) {
 
 // The caller's descriptors given the block shapes the launch used where a config's pre_hook
 // set others (Triton's hook sets the caller's own object): a new list each, as the hook's.
+// After the launch: an object that refuses the write raises with the kernel already queued,
+// where Triton's hook would have raised before it.
 bool show_block_shapes(const Result& r, const Binding& b) {
   for (const auto& [param, block] : r.blocks) {
     const Arg& a = b.slots[param];
