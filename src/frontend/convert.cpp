@@ -162,7 +162,7 @@ const char* descriptor_arg(PyObject* object, bool gluon, Arg& arg, CallStorage& 
   }
   const bool nan = PyUnicode_CompareWithASCIIString(padding.get(), "nan") == 0;
   // Triton 3.9's descriptors may round fp32 to tf32, which tritonrt's do not (older ones have
-  // no such field: asked without making an AttributeError, a third of a descriptor's cost).
+  // no such field: asked without making an AttributeError, which was half of a descriptor's cost).
   Ref tf32(optional_attr(object, s.s_round_f32_to_tf32));
   if (tf32 && PyObject_IsTrue(tf32.get()) != 0) {
     PyErr_Clear();
