@@ -30,6 +30,7 @@
 #include <utility>
 #include <vector>
 
+#include "bare_launch.h"
 #include "bench_python.h"
 #include "launch/launcher.h"
 #include "tritonrt/tritonrt.h"
@@ -38,93 +39,6 @@ namespace {
 
 namespace py = pybind11;
 using namespace tritonrt::bench;
-
-// One kernel of the benchmark, launched the bare way: its cubin loaded by hand and the same
-// kernel parameters tritonrt and Triton pass (the runtime arguments, then the global and
-// profile scratch pointers, both null since these kernels need no scratch), prepared once: a
-// descriptor's CUtensorMap is encoded here, with tritonrt's own encoding.
-class BareLaunch {
- public:
-  template <class... Args>
-  BareLaunch(const tritonrt::Artifact& artifact, CUstream stream, const Args&... args) : stream_(stream) {
-    const auto& m = artifact.metadata;
-    if (m.global_scratch_size > 0 || m.profile_scratch_size > 0 || m.num_ctas != 1 || m.launch_pdl ||
-        m.launch_cooperative_grid) {
-      throw std::runtime_error("the bare launch supports only kernels without scratch, clusters or launch attributes");
-    }
-    const auto& params = artifact.specialization.params;
-    if (params.size() != sizeof...(Args)) throw std::runtime_error("argument count differs from the kernel's");
-    std::size_t index = 0;
-    (add(artifact, params[index++].type, args), ...);
-    slots_.push_back(0);  // global scratch
-    slots_.push_back(0);  // profile scratch
-    std::size_t slot = 0, map = 0;
-    for (const bool is_map : order_) pointers_.push_back(is_map ? static_cast<void*>(&maps_[map++]) : &slots_[slot++]);
-    while (slot < slots_.size()) pointers_.push_back(&slots_[slot++]);
-    CHECK_CU(cuModuleLoadData(&module_, artifact.binary.data()));
-    CHECK_CU(cuModuleGetFunction(&function_, module_, m.name.c_str()));
-    block_ = static_cast<unsigned>(m.num_warps * m.target.warp_size);
-    shared_ = static_cast<unsigned>(m.shared);
-  }
-  ~BareLaunch() { (void)Driver::get().cuModuleUnload(module_); }
-  BareLaunch(const BareLaunch&) = delete;
-  BareLaunch& operator=(const BareLaunch&) = delete;
-
-  void operator()() {
-    CHECK_CU(cuLaunchKernel(function_, 1, 1, 1, block_, 1, 1, shared_, stream_, pointers_.data(), nullptr));
-  }
-
- private:
-  void push(std::uint64_t value) {
-    slots_.push_back(value);
-    order_.push_back(false);
-  }
-
-  // One runtime argument in an 8-byte slot, typed as the specialization types it; a TMA
-  // descriptor as the encoded map, its shape and strides.
-  template <class T>
-  void add(const tritonrt::Artifact& artifact, const std::string& type, const T& value) {
-    if (type == "constexpr") return;  // compiled into the binary, not a parameter
-    std::uint64_t slot = 0;
-    if constexpr (std::is_same_v<T, tritonrt::TensorDescriptor>) {
-      const auto& metas = artifact.metadata.tensordesc_meta;
-      if (maps_.size() >= metas.size()) throw std::runtime_error("the bare launch takes TMA descriptors only");
-      maps_.emplace_back();
-      tritonrt::detail::encode_tensor_map(maps_.back(), value, metas[maps_.size() - 1], value.shape(), "bare");
-      order_.push_back(true);
-      for (const std::int64_t s : value.shape()) push(static_cast<std::uint64_t>(s));
-      for (const std::int64_t s : value.strides()) push(static_cast<std::uint64_t>(s));
-      return;
-    } else if constexpr (std::is_pointer_v<T>) {
-      if (type[0] != '*') throw std::runtime_error("expected a pointer parameter, the kernel has " + type);
-      slot = reinterpret_cast<std::uintptr_t>(value);
-    } else if constexpr (std::is_floating_point_v<T>) {
-      if (type != "fp32") throw std::runtime_error("expected an fp32 parameter, the kernel has " + type);
-      const float f = static_cast<float>(value);
-      std::memcpy(&slot, &f, sizeof f);
-    } else {
-      if (type == "i32") {
-        const auto v = static_cast<std::int32_t>(value);
-        std::memcpy(&slot, &v, sizeof v);
-      } else if (type == "i64") {
-        const auto v = static_cast<std::int64_t>(value);
-        std::memcpy(&slot, &v, sizeof v);
-      } else {
-        throw std::runtime_error("unexpected integer parameter type " + type);
-      }
-    }
-    push(slot);
-  }
-
-  CUstream stream_;
-  CUmodule module_ = nullptr;
-  CUfunction function_ = nullptr;
-  unsigned block_ = 0, shared_ = 0;
-  std::vector<std::uint64_t> slots_;
-  std::vector<CUtensorMap> maps_;  // pointers into it are taken once all are made
-  std::vector<bool> order_;        // per parameter before the scratch ones: a map, or the next slot
-  std::vector<void*> pointers_;
-};
 
 struct Row {
   std::string method;
@@ -142,7 +56,7 @@ void measure_cpp(const char* name, int arg_count, CUstream stream, std::vector<R
   const tritonrt::LaunchConfig config{.grid = {1, 1, 1}, .stream = stream};
   fn(config, args...);  // compile and load: every timed launch is a cache hit
   const auto artifact = fn.artifact_for(config, args...);
-  BareLaunch bare(*artifact, stream, args...);
+  BareLaunch bare(*artifact, stream, config.grid, args...);
   bare();
   CHECK_CU(cuStreamSynchronize(stream));
 

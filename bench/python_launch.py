@@ -5,10 +5,10 @@ Triton's `kernel[grid]`, Triton's `CompiledKernel.run` and torch's static launch
 C++ through tritonrt); then the libraries' own functions (their Python, allocations and
 launch) on Triton's path and under tritonrt.install(). The C++ rows of the 3 / 8 / 19-argument
 kernels (tritonrt from C++, a bare cuLaunchKernel) are read from
-bench/results/launch_overhead.json, written by tritonrt_bench_launch on the same machine, and
-those of a descriptor kernel whose tiles a config's pre_hook sets from
-bench/results/decorated.json (tritonrt_bench_decorated); those
-of the libraries' kernels come from tritonrt_library_launch_child (build-gpu/ or build/, or
+bench/results/launch_overhead.json, written by tritonrt_bench_launch on the same machine;
+those of the descriptor kernels whose tiles a config's pre_hook sets (bench/kernels.py's and
+FlagGems' Hopper matmul as it ships) from bench/results/decorated.json
+(tritonrt_bench_decorated); those of the other libraries' kernels come from tritonrt_library_launch_child (build-gpu/ or build/, or
 TRITONRT_LIBRARY_LAUNCH_CHILD), run here on the cases this script writes.
 
     PYTHONPATH=build/python python bench/python_launch.py [bench/results/python_launch.json]
@@ -136,6 +136,52 @@ def descriptor_rows(stream):
     return measured(case, {
         "tritonrt launcher[grid](...)": lambda: fast[grid](ours, ours, 0),
         "Triton kernel[grid](...)": lambda: kernels.hooked_desc2[grid](theirs, theirs, 0),
+    }, stream)
+
+
+MM = 256  # as tritonrt_bench_decorated's FlagGems rows: M = N = K, fp16, row-major
+
+
+def flaggems_mm_rows(stream):
+    """FlagGems' Hopper matmul (mm_kernel_general_host_tma: libentry over libtuner, host
+    descriptors of block shape [1, 1] whose tiles each config's pre_hook sets) launched as its
+    general_mm launches it: through the launcher with new descriptors each call (as general_mm
+    makes them) and with the same ones call after call, under tritonrt.install(), and on
+    Triton's path. Its C++ rows (a bare cuLaunchKernel of the chosen binary, tritonrt from C++)
+    come from tritonrt_bench_decorated's JSON (cpp_rows)."""
+    case = "FlagGems mm host TMA (libentry, libtuner, pre_hook)"
+    if torch.cuda.get_device_capability()[0] < 9:
+        return [(case, "all", "not measured: TMA descriptors need compute capability 9.0")]
+    try:
+        from flag_gems.runtime.backend._nvidia.hopper.ops import mm as module
+        from triton.tools.tensor_descriptor import TensorDescriptor
+    except Exception as e:
+        return [(case, "import", f"unavailable: {type(e).__name__}: {e}")]
+    kernel = module.mm_kernel_general_host_tma
+    a, b, c = (torch.full((MM, MM), 1.0, device="cuda", dtype=torch.float16) for _ in range(3))
+
+    def descriptors():
+        return [TensorDescriptor(t, t.shape, t.stride(), [1, 1]) for t in (a, b, c)]
+
+    grid = lambda meta: (triton.cdiv(MM, meta["BLOCK_M"]) * triton.cdiv(MM, meta["BLOCK_N"]), )  # noqa: E731
+    rest = (MM, MM, MM, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1))
+    keywords = dict(GROUP_M=8, A_ROW_MAJOR=True, B_ROW_MAJOR=True, dtype="float16")
+    fast = tritonrt.launcher(kernel)
+    ours, installed, theirs = descriptors(), descriptors(), descriptors()
+    for name, first in (("tritonrt.launcher", lambda: fast[grid](*ours, *rest, **keywords)),
+                        ("tritonrt.install()", lambda: (tritonrt.install(), kernel[grid](*installed, *rest, **keywords),
+                                                        tritonrt.uninstall())),
+                        ("Triton", lambda: kernel[grid](*theirs, *rest, **keywords))):
+        start = time.perf_counter()
+        first()
+        torch.cuda.synchronize()
+        print(f"{case}: first call through {name} (its tuning) {time.perf_counter() - start:.1f} s")
+    return measured(case, {
+        "tritonrt launcher[grid](...)": (tritonrt.uninstall, lambda: fast[grid](*ours, *rest, **keywords)),
+        "tritonrt launcher, new descriptors each call":
+            (tritonrt.uninstall, lambda: fast[grid](*descriptors(), *rest, **keywords)),
+        "tritonrt.install(), kernel[grid](...)": (tritonrt.install, lambda: kernel[grid](*installed, *rest, **keywords)),
+        "Triton kernel[grid](...)": (tritonrt.uninstall, lambda: kernel[grid](*theirs, *rest, **keywords)),
     }, stream)
 
 
@@ -327,7 +373,8 @@ def function_rows(stream):
 
 def cpp_rows():
     """tritonrt from C++ and a bare cuLaunchKernel, from tritonrt_bench_launch's JSON; the
-    hooked descriptor kernel from C++, from tritonrt_bench_decorated's."""
+    hooked descriptor kernels (bench/kernels.py's, FlagGems' matmul) from C++ and bare, from
+    tritonrt_bench_decorated's."""
     path = HERE / "results" / "launch_overhead.json"
     if not path.is_file():
         return [], f"{path} is missing: run build/bench/tritonrt_bench_launch first for the C++ rows"
@@ -336,12 +383,20 @@ def cpp_rows():
     rows = [(f"{r['args']} args" if r.get("kernel") == f"args{r['args']}" else r.get("kernel", "?"),
              f"C++: {r['method']}", float(r["median_us"])) for r in data.get("results", []) if "median_us" in r]
     hooked = HERE / "results" / "decorated.json"
-    if hooked.is_file():
-        case = "desc2, tiles set by a config pre_hook"
-        bare = [r for c, m, r in rows if c == "desc2" and m == "C++: cuLaunchKernel (bare)"]
-        rows += [(case, "C++: cuLaunchKernel (bare)", r) for r in bare]  # the same kernel and parameters
-        rows += [(case, CPP_METHOD, float(r["median_us"])) for r in json.loads(hooked.read_text()).get("results", [])
-                 if r.get("call") == "tritonrt, descriptors, Python pre_hook"]
+    if hooked.is_file():  # its bare launches are of the same binaries, in the same program
+        named = {
+            "descriptors, cuLaunchKernel (bare)": ("desc2, tiles set by a config pre_hook", "C++: cuLaunchKernel (bare)"),
+            "tritonrt, descriptors, Python pre_hook": ("desc2, tiles set by a config pre_hook", CPP_METHOD),
+            "FlagGems mm host TMA, cuLaunchKernel (bare)":
+                ("FlagGems mm host TMA (libentry, libtuner, pre_hook)", "C++: cuLaunchKernel (bare)"),
+            "FlagGems mm host TMA, tritonrt, its pre_hook": ("FlagGems mm host TMA (libentry, libtuner, pre_hook)",
+                                                             CPP_METHOD),
+            "FlagGems mm host TMA, tritonrt, a C++ config hook":
+                ("FlagGems mm host TMA (libentry, libtuner, pre_hook)", "C++: tritonrt, a C++ config hook"),
+            "FlagGems mm device TMA, tritonrt": ("FlagGems mm device TMA (libentry, libtuner)", CPP_METHOD),
+        }
+        rows += [(*named[r["call"]], float(r["median_us"])) for r in json.loads(hooked.read_text()).get("results", [])
+                 if r.get("call") in named]
     return rows, f"C++ rows from {path} and {hooked.name} ({data.get('device', '?')})"
 
 
@@ -350,7 +405,9 @@ def main():
     stream = torch.cuda.Stream()
     with torch.cuda.stream(stream):
         library, cases = library_rows(stream)
-        rows = launch_rows(stream) + descriptor_rows(stream) + library + function_rows(stream)
+        rows = (launch_rows(stream) + descriptor_rows(stream) + flaggems_mm_rows(stream) + library
+                + function_rows(stream))
+        tritonrt.uninstall()
     rows += library_cpp_rows(cases)
     cpp, note = cpp_rows()
     rows += cpp
