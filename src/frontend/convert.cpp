@@ -112,12 +112,13 @@ const char* gluon_layout(PyObject* object, std::size_t rank, NvmmaSharedLayout& 
   long ints[3] = {0, 0, 0};
   int truths[3] = {0, 0, 0};
   const char* int_names[] = {"swizzle_byte_width", "element_bitwidth", "rank"};
-  const char* truth_names[] = {"transposed", "fp4_padded", "cga_layout"};
+  const char* truth_names[] = {"transposed", "fp4_padded"};
   for (int i = 0; i < 3; ++i) {
     Ref value(PyObject_GetAttrString(layout.get(), int_names[i]));
     ints[i] = value ? PyLong_AsLong(value.get()) : -1;
-    Ref flag(PyObject_GetAttrString(layout.get(), truth_names[i]));
-    if (!flag && i == 2) PyErr_Clear();  // cga_layout: a Gluon without it has no CGA layouts
+    // cga_layout: a Gluon without it has no CGA layouts (asked without making an AttributeError).
+    Ref flag(i == 2 ? optional_attr(layout.get(), state().s_cga_layout)
+                    : PyObject_GetAttrString(layout.get(), truth_names[i]));
     truths[i] = flag ? PyObject_IsTrue(flag.get()) : (i == 2 ? 0 : -1);
     if (PyErr_Occurred()) {
       PyErr_Clear();

@@ -82,7 +82,7 @@ struct State {
   PyObject *s_data_ptr, *s_dtype, *s_is_cuda, *s_grid, *s_warmup, *s_active, *s_private_active;
   PyObject *s_get_current_device, *s_get_current_stream, *s_kernel_attr, *s_best_config;
   PyObject *s_launcher_kernel, *s_getitem, *s_is_compiling_flag;
-  PyObject *s_base, *s_shape, *s_strides, *s_block_shape, *s_padding, *s_round_f32_to_tf32, *s_layout;
+  PyObject *s_base, *s_shape, *s_strides, *s_block_shape, *s_padding, *s_round_f32_to_tf32, *s_layout, *s_cga_layout;
 };
 State& state();
 
