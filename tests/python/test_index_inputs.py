@@ -3,7 +3,11 @@
 its files no longer hold, with tritonrt's answer compared with Triton's own (the index off)
 after an edit between processes."""
 import json
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -48,6 +52,39 @@ def test_a_helper_called_through_a_dotted_module_path(cli, scratch):
         "    offs = tl.arange(0, BLOCK)\n" + STORE.format("0 + dotted.sub.helper(1.0)"))
     edit_between_processes(cli, scratch, f"{scratch / 'dotted_kernel.py'}:kern", "*fp32,100,128", package / "sub.py",
                            KERNEL_HEAD + helper.format(2), KERNEL_HEAD + helper.format(3))
+
+
+def test_a_helper_imported_inside_a_function_of_a_module_that_renamed_itself(cli, scratch):
+    # The observer finds an import's importer by the module's name first; a module that changed
+    # its __name__ is found all the same, and what it imports is named in its record.
+    (scratch / "renamed_kernel.py").write_text(
+        KERNEL_HEAD + "__name__ = 'not_its_file_name'\n\n\ndef scale():\n    from renamed_helper import SCALE\n"
+        "    return SCALE\n\n\nSCALE = scale()\n\n\n@triton.jit\ndef kern(p, n, BLOCK: tl.constexpr):\n"
+        "    offs = tl.arange(0, BLOCK)\n" + STORE.format("SCALE"))
+    config = "import triton.language as tl\nSCALE = tl.constexpr({})\n"
+    edit_between_processes(cli, scratch, f"{scratch / 'renamed_kernel.py'}:kern", "*fp32,100,128",
+                           scratch / "renamed_helper.py", config.format(2), config.format(5))
+
+
+def test_an_import_statement_run_again_raises_no_audit_event(tritonrt_package, scratch):
+    # id() is audited: every audit hook of the process (the observer's is one) runs on each call
+    # of it. Under the observer, an import inside a function, run call after call (Triton's
+    # triton.cdiv does one), looks its module up without it, whether or not it was observed.
+    (scratch / "imports_in_a_function.py").write_text("def f():\n    import os\n    return os\n")
+    program = (
+        "import sys\nsys.path[:0] = [sys.argv[1], sys.argv[2]]\nimport tritonrt\n"
+        "import imports_in_a_function as observed\n"
+        "def unobserved():\n    import os\n    return os\n"
+        "observed.f(); unobserved()\n"
+        "events = []\nsys.addaudithook(lambda event, args: events.append(event))\n"
+        "for _ in range(100):\n    observed.f(); unobserved()\n"
+        "print(sum(e == 'builtins.id' for e in events), sorted(set(events)))\n")
+    package = Path(tritonrt_package.__file__).parents[1]
+    environment = {k: v for k, v in os.environ.items() if k != "TRITONRT_INDEX"}  # the observer runs with the index
+    run = subprocess.run([sys.executable, "-c", program, str(package), str(scratch)], capture_output=True, text=True,
+                         env=environment, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split()[0] == "0", run.stdout
 
 
 CONSTANT_USES = {
