@@ -82,22 +82,28 @@ CALLS = {
 
 
 @pytest.mark.parametrize("name", sorted(CALLS))
-def test_a_descriptor_inside_a_tuple_launches_with_tritons_parameters(tritonrt_package, recording, name):
+def test_a_descriptor_inside_a_tuple_launches_with_tritons_parameters(tritonrt_package, recording, caplog, name):
     kernel, grid, make = CALLS[name]
     args, kwargs = make()
-    launcher = tritonrt_package.launcher(kernel)
     before, _ = last_launch()
     theirs = kernel[grid](*args, **kwargs)
     if not TRITON_LAUNCHES_THEM:
-        # Triton 3.6 compiles the kernel, but its launcher fails an assertion expanding it.
+        # Triton 3.6 compiles the kernel, but its own launcher fails an assertion expanding it;
+        # tritonrt launches nothing and leaves the call to Triton's path, saying why.
         from triton.backends.nvidia.driver import make_launcher
+        from triton.runtime.jit import JITFunction
+        from tritonrt import frontend
         with pytest.raises(AssertionError):
             make_launcher({}, theirs.src.signature, theirs.metadata.tensordesc_meta)
-        with pytest.raises(Exception, match="inside a tuple, which Triton .*'s launcher cannot launch"):
-            launcher[grid](*args, **kwargs)
-        assert last_launch()[0] == before
+        fresh = frontend._new_kernel(kernel, JITFunction.run, strict=True)  # logs its first fallback
+        recorded = len(recording.launches)
+        with caplog.at_level(logging.WARNING, logger="tritonrt"):
+            fresh.bind(grid)(*args, **kwargs)
+        assert last_launch()[0] == before and len(recording.launches) == recorded + 1
+        messages = [r.getMessage() for r in caplog.records]
+        assert any("inside a tuple, which Triton 3.6" in m and "launcher cannot launch" in m for m in messages), messages
         return
-    ours = launcher[grid](*args, **kwargs)
+    ours = tritonrt_package.launcher(kernel)[grid](*args, **kwargs)
     assert ours.hash == theirs.hash
     assert ours.metadata == theirs.metadata
     count, params = last_launch()
