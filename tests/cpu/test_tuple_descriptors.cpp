@@ -150,5 +150,22 @@ TEST_F(TupleDescriptors, TwoDescriptorsInNestedTuplesLaunchAsTritonsLauncher) {
       "[(" + python_matrix(g_first, 32) + ", (2.5, " + python_matrix(g_second, 16) + ")), 48, 32, 64]");
 }
 
+// A config's pre_hook is shown the tuple with Triton's descriptors in it; one that sets the
+// block shape of a descriptor inside a tuple is an error, never a launch with the block shape it
+// replaced (tritonrt applies a hook's block shapes to descriptor parameters only).
+TEST_F(TupleDescriptors, AConfigPreHookReshapingADescriptorInsideATupleIsAnError) {
+  auto& fn = JitFunction::get(kTuples, "tuple_descriptor_hooked");
+  try {
+    fn(grid(2, 2), std::make_tuple(matrix(g_first, 8), 3), matrix(g_second, 32));
+    ADD_FAILURE() << "the hook's block shape was dropped or applied";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the hook set the block_shape of a tensor descriptor inside tuple 'src'; "
+                                         "tritonrt applies a hook's block shapes to descriptor parameters only"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(stats().launches, 0u);
+}
+
 }  // namespace
 }  // namespace tritonrt::test
