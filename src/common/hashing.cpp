@@ -41,10 +41,11 @@ bool holds_descriptor(const Arg& tuple) noexcept {
 }
 
 bool same_tuple_descriptors(const Arg& a, const Arg& b) noexcept {
+  // Only descriptors and tuples compared: other elements of one code may differ in kind (an
+  // integer passed signed or unsigned) and are keyed by their codes.
   return std::ranges::equal(a.elements(), b.elements(), [](const Arg& x, const Arg& y) {
-    if (x.kind != y.kind) return false;
-    if (x.kind == ArgKind::descriptor) return same_descriptor_key(x, y);
-    return x.kind != ArgKind::tuple || same_tuple_descriptors(x, y);
+    if (x.kind == ArgKind::descriptor) return y.kind == ArgKind::descriptor && same_descriptor_key(x, y);
+    return x.kind != ArgKind::tuple || (y.kind == ArgKind::tuple && same_tuple_descriptors(x, y));
   });
 }
 

@@ -120,8 +120,10 @@ TEST_F(TupleDescriptors, ADescriptorInATupleLaunchesAsTritonsLauncher) {
   EXPECT_EQ(stats().module_loads, loads + 1);
   expect_tritons_parameters(*narrow,
                             "[(" + python_matrix(g_first, 16) + ", 3), " + python_matrix(g_second, 32) + ", 32, 64]");
-  // And back: the first kernel, still loaded.
+  // And back: the first kernel, still loaded, also for the factor passed unsigned (its code is
+  // the same; only the descriptors inside are compared beyond the codes).
   call(in, 3);
+  fn(grid(2, 2), std::make_tuple(in, 3u), out, 32, 64);
   EXPECT_EQ(stats().module_loads, loads + 1);
   expect_tritons_parameters(
       *artifact, "[(" + python_matrix(g_first, 32, true) + ", 3), " + python_matrix(g_second, 32) + ", 32, 64]");
