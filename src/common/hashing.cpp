@@ -34,6 +34,29 @@ bool same_descriptor_key(const Arg& a, const Arg& b) noexcept {
          (lx == nullptr ? ly == nullptr : ly != nullptr && *lx == *ly);
 }
 
+bool holds_descriptor(const Arg& tuple) noexcept {
+  return std::ranges::any_of(tuple.elements(), [](const Arg& e) {
+    return e.kind == ArgKind::descriptor || (e.kind == ArgKind::tuple && holds_descriptor(e));
+  });
+}
+
+bool same_tuple_descriptors(const Arg& a, const Arg& b) noexcept {
+  // Only descriptors and tuples compared: other elements of one code may differ in kind (an
+  // integer passed signed or unsigned) and are keyed by their codes.
+  return std::ranges::equal(a.elements(), b.elements(), [](const Arg& x, const Arg& y) {
+    if (x.kind == ArgKind::descriptor) return y.kind == ArgKind::descriptor && same_descriptor_key(x, y);
+    return x.kind != ArgKind::tuple || (y.kind == ArgKind::tuple && same_tuple_descriptors(x, y));
+  });
+}
+
+std::uint64_t hash_tuple_descriptors(std::uint64_t h, const Arg& tuple) noexcept {
+  for (const Arg& e : tuple.elements()) {
+    if (e.kind == ArgKind::descriptor) h = hash_constexpr(h, e);
+    if (e.kind == ArgKind::tuple) h = hash_tuple_descriptors(h, e);
+  }
+  return h;
+}
+
 std::uint64_t constexpr_bits(const Arg& a) noexcept {
   if (a.kind == ArgKind::descriptor) {
     std::uint64_t h = hash_mix(kHashSeed, static_cast<std::uint64_t>(a.dtype));

@@ -20,6 +20,13 @@ bool same_constexpr(const Arg& a, const Arg& b) noexcept;
 /// Whether two tensor descriptors have the same element type and block shape: the part of
 /// the call's key their type code does not hold.
 bool same_descriptor_key(const Arg& a, const Arg& b) noexcept;
+/// Whether a tuple holds a tensor descriptor, at any depth.
+bool holds_descriptor(const Arg& tuple) noexcept;
+/// Whether two tuples of the same codes hold descriptors of the same key, element for element
+/// (their other elements are keyed by their codes alone).
+bool same_tuple_descriptors(const Arg& a, const Arg& b) noexcept;
+/// Folds the keys of a tuple's descriptors (depth first) into `h`; none for a tuple without.
+std::uint64_t hash_tuple_descriptors(std::uint64_t h, const Arg& tuple) noexcept;
 /// The value bits of a constexpr argument (strings by content, tuples by their elements; a
 /// descriptor's block shape).
 std::uint64_t constexpr_bits(const Arg& a) noexcept;

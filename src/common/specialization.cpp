@@ -343,10 +343,6 @@ ParamCode element_code(const SpecializationRules& rules, const HotRules& hot, co
       refuse_element(sig, index, path.span(),
                      "only tl.constexpr parameters take " +
                          std::string(e.kind == ArgKind::string ? "strings" : "dtypes") + ", not a tuple's elements");
-    case ArgKind::descriptor:
-      refuse_element(sig, index, path.span(),
-                     "tritonrt does not take tensor descriptors inside tuples yet; pass the descriptor as a "
-                     "parameter of its own");
     case ArgKind::python_default:
     case ArgKind::unset:
       refuse_element(sig, index, path.span(), "got " + describe(e));
@@ -444,7 +440,7 @@ ParamSpec tuple_entry(const SpecializationRules& rules, const HotRules& hot, con
       p = tuple_entry(rules, hot, e, sig, index, path);
     } else {
       const ParamCode code = element_code(rules, hot, e, sig, index, path, nullptr, nullptr);
-      p.type = type_name(rules, code.type);
+      p.type = TypeCode::is_descriptor(code.type) ? descriptor_type(e, &rules) : type_name(rules, code.type);
       p.key = code.key;
       if (code.type == TypeCode::kConstexpr) {
         p.key = Key::none;

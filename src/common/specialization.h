@@ -36,6 +36,9 @@ struct SpecializationRules {
   /// The i1 flags Triton's launcher passes after a descriptor's strides for a kernel that
   /// takes it without TMA: 1 (NaN padding; Triton 3.6), 2 (and round_f32_to_tf32; 3.9).
   int descriptor_flags = 1;
+  /// Whether Triton's launcher expands a descriptor inside a tuple (3.9). Triton 3.6's
+  /// expands only descriptor parameters: it compiles such a kernel but cannot launch it.
+  bool descriptors_in_tuples = false;
   /// How a Gluon descriptor's type names its layout: Gluon's layout class ("" where this
   /// Triton has none, or prints it as tritonrt cannot) and its fields in order, each with the
   /// text of its default where tritonrt does not fill it (nullopt where it does).
@@ -147,8 +150,10 @@ struct TupleSink {
 /// plain parameter (a parameter's do_not_specialize reaches none of its tuples' elements), a
 /// tuple element in turn. Appends kTuple, the elements' codes depth first, then kTupleEnd.
 /// Only None and the integer 1 specialize to constexpr elements, and their codes key them
-/// (Key::none, Key::one), so the codes alone are the tuple's part of the call's key. Throws
-/// ArgumentError naming the parameter and the element.
+/// (Key::none, Key::one), so the codes are the tuple's part of the call's key but for its
+/// descriptors' block shapes (hash_tuple_descriptors). A descriptor element's runtime value is
+/// the descriptor, which the launch expands. Throws ArgumentError naming the parameter and
+/// the element.
 void specialize_tuple(const SpecializationRules& rules, const Arg& tuple, const KernelSignature& signature,
                       std::size_t index, TupleSink& sink);
 /// The entry of Triton's specialization list for a tuple argument: `type` its tuple of types

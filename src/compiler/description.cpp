@@ -364,6 +364,8 @@ SpecializationRules parse_specialization_rules(std::string_view json) {
   // Rules recorded before it was asked are Triton 3.6's, which passes one flag.
   rules.descriptor_flags = static_cast<int>(read.field_or<std::int64_t>(answer, "descriptor_flags", 1));
   if (rules.descriptor_flags < 1 || rules.descriptor_flags > 2) read.fail("give descriptor_flags outside 1 to 2");
+  // Rules recorded before it was asked: no descriptor inside a tuple was launched then.
+  rules.descriptors_in_tuples = read.field_or<bool>(answer, "descriptors_in_tuples", false);
   // Gluon's layout, where the bridge could read how its Triton prints one (older records: none).
   const auto layout = read.field_or<nlohmann::json>(answer, "nvmma_layout", nlohmann::json());
   if (layout.is_object()) {

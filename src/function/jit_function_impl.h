@@ -190,6 +190,7 @@ void JitFunction::Impl::prepare(const KernelSignature& sig, std::span<const Arg>
       if (code.type >= TypeCode::kDescriptor) [[unlikely]] {
         if (code.type == TypeCode::kTuple) {
           count = pack_tuple(sig, args[i], i, count, call);  // Triton passes its runtime elements in order
+          constexpr_hash = hash_tuple_descriptors(constexpr_hash, args[i]);  // their block shapes are key
           continue;
         }
         constexpr_hash = hash_constexpr(constexpr_hash, args[i]);  // a descriptor's block shape is key
@@ -240,9 +241,13 @@ bool JitFunction::Impl::matches(const KernelSignature& sig, std::span<const Arg>
     }
   }
   call.kernel_param_count = count;
-  if (call.tuple_code_count != 0 || !expected.tuple_codes.empty()) [[unlikely]]
-    same &=
-        std::ranges::equal(std::span<const ParamCode>(call.tuple_codes, call.tuple_code_count), expected.tuple_codes);
+  if (call.tuple_code_count != 0 || !expected.tuple_codes.empty()) [[unlikely]] {
+    // The descriptors inside only once the tuples' codes match: then they sit where the entry's do.
+    same =
+        same &&
+        std::ranges::equal(std::span<const ParamCode>(call.tuple_codes, call.tuple_code_count), expected.tuple_codes) &&
+        expected.same_tuple_keys(given);
+  }
   return same;
 }
 

@@ -108,8 +108,7 @@ const detail::CacheEntry& JitFunction::Impl::miss(const CompileOptions& options,
   // Specialized once: the codes prepare made are the specialization compiled.
   auto artifact = compile_specialized(call.context->device.target, options, call.args,
                                       specialization_of(kernel.signature, call.args, call.codes));
-  auto loaded = detail::load_function(call.context->device, std::move(artifact), kernel.signature.name,
-                                      triton_rules->descriptor_flags);
+  auto loaded = detail::load_function(call.context->device, std::move(artifact), kernel.signature, *triton_rules);
   return call.context->table.insert(
       std::make_unique<detail::CacheEntry>(call.hash, codes, call.args, key, std::move(loaded)));
 }

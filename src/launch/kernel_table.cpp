@@ -4,18 +4,21 @@ namespace tritonrt::detail {
 
 namespace {
 
-// `a` with what it points at (a string's text, a tuple's elements) copied into the entry.
-Arg owned(const Arg& a, std::deque<std::string>& strings, std::deque<std::vector<Arg>>& tuples) {
+// `a` with what it points at (a string's text, a tuple's elements, a descriptor inside a
+// tuple) copied into the entry.
+Arg owned(const Arg& a, CacheEntry& entry) {
   Arg copy = a;
   if (a.kind == ArgKind::string) {
-    const std::string& text = strings.emplace_back(a.value.s, a.size);
+    const std::string& text = entry.strings.emplace_back(a.value.s, a.size);
     copy.value.s = text.data();
+  } else if (a.kind == ArgKind::descriptor) {
+    copy.object = &entry.element_descriptors.emplace_back(*static_cast<const TensorDescriptor*>(a.object));
   } else if (a.kind == ArgKind::tuple) {
     // Each tuple's elements in a vector of their own: side by side, and never moved.
     std::vector<Arg> elements;
     elements.reserve(a.value.u);
-    for (const Arg& e : a.elements()) elements.push_back(owned(e, strings, tuples));
-    copy.object = tuples.emplace_back(std::move(elements)).data();
+    for (const Arg& e : a.elements()) elements.push_back(owned(e, entry));
+    copy.object = entry.tuples.emplace_back(std::move(elements)).data();
   }
   return copy;
 }
@@ -31,15 +34,20 @@ CacheEntry::CacheEntry(std::uint64_t h, CallCodes call, std::span<const Arg> arg
       options(call_options),
       kernel(std::move(loaded)) {
   for (std::size_t i = 0; i < args.size(); ++i) {
+    Arg& a = constexprs[i];
+    if (codes[i].type == TypeCode::kTuple && holds_descriptor(a)) {
+      tuple_key_indices.push_back(static_cast<std::uint16_t>(i));
+      a = owned(a, *this);
+      continue;
+    }
     if (codes[i].type != TypeCode::kConstexpr && !TypeCode::is_descriptor(codes[i].type)) continue;
     constexpr_indices.push_back(static_cast<std::uint16_t>(i));
-    Arg& a = constexprs[i];
     if (a.kind == ArgKind::descriptor) {
       if (descriptors.empty()) descriptors.resize(args.size());  // once: the copies never move
       descriptors[i].emplace(*static_cast<const TensorDescriptor*>(a.object));
       a.object = &*descriptors[i];
     } else {
-      a = owned(a, strings, tuples);
+      a = owned(a, *this);
     }
   }
 }

@@ -44,8 +44,12 @@ struct CacheEntry {
   std::vector<Arg> constexprs;                   ///< per parameter; meaningful for constexpr and descriptor ones
   std::vector<std::uint16_t> constexpr_indices;  ///< and the descriptors' (their block shapes are key)
   std::deque<std::string> strings;               ///< owned copies behind string constexprs (in tuples too)
-  std::deque<std::vector<Arg>> tuples;           ///< owned copies of constexpr tuples' elements, a vector each
+  std::deque<std::vector<Arg>> tuples;           ///< owned copies of tuples' elements, a vector each
   std::vector<std::optional<TensorDescriptor>> descriptors;  ///< copies behind descriptors (empty: none)
+  /// The tuple parameters that hold descriptors (their block shapes are key), whose entries in
+  /// `constexprs` are owned copies, with the descriptors inside copied into `element_descriptors`.
+  std::vector<std::uint16_t> tuple_key_indices;
+  std::deque<TensorDescriptor> element_descriptors;
   OptionsKey options{CompileOptions{}};
   ModuleFunction kernel;
 
@@ -55,6 +59,11 @@ struct CacheEntry {
   /// Whether a call has exactly this entry's key.
   [[gnu::always_inline]] inline bool matches(CallCodes codes, std::span<const Arg> args,
                                              const OptionsKey& options) const;
+  /// Whether a call whose codes are this entry's has the same descriptors in its tuples.
+  bool same_tuple_keys(std::span<const Arg> args) const noexcept {
+    return std::ranges::all_of(tuple_key_indices,
+                               [&](std::uint16_t t) { return same_tuple_descriptors(args[t], constexprs[t]); });
+  }
 };
 
 class KernelTable {
@@ -77,7 +86,7 @@ inline bool CacheEntry::matches(CallCodes call, std::span<const Arg> args, const
   const std::span<const ParamCode> call_codes = call.params;
   if (call_codes.size() != codes.size() || !(call_options == options)) return false;
   if (!call.tuples.empty() || !tuple_codes.empty()) [[unlikely]] {
-    if (!std::ranges::equal(call.tuples, tuple_codes)) return false;
+    if (!std::ranges::equal(call.tuples, tuple_codes) || !same_tuple_keys(args)) return false;
   }
   // Whole words (a call to memcmp costs more for these few bytes).
   const auto* a = reinterpret_cast<const unsigned char*>(call_codes.data());

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/errors.h"
+#include "common/specialization.h"
 #include "common/trace.h"
 #include "driver/driver.h"
 
@@ -15,35 +16,51 @@ ModuleHandle::~ModuleHandle() {
 
 namespace {
 
-// The kernel's tensor-descriptor parameters (types "tensordesc<fp16[64, 64]>"), each with the
-// TMA encoding its metadata gives, one per descriptor or none.
-// How many kernel parameters a tuple's runtime elements are (descriptors are never among them).
-std::size_t runtime_elements(const ParamSpec& tuple) {
-  std::size_t n = 0;
-  for (const ParamSpec& e : tuple.elements) n += e.is_tuple() ? runtime_elements(e) : e.type != "constexpr";
-  return n;
-}
+// The kernel's tensor-descriptor parameters (types "tensordesc<fp16[64, 64]>"), with those
+// inside tuples where Triton's launcher flattens them (depth first), each with the TMA
+// encoding its metadata gives, one per descriptor in that order, or none.
+struct DescriptorWalk {
+  const SpecializationRules& rules;
+  const KernelSignature& signature;
+  std::vector<DescriptorParam> found;
+  std::size_t position = 0;  // among the runtime arguments, tuples flattened
 
-std::vector<DescriptorParam> descriptor_params(const Artifact& artifact, int flags, const ErrorSite& site) {
-  std::vector<DescriptorParam> out;
-  std::size_t position = 0;
-  for (const ParamSpec& p : artifact.specialization.params) {
-    if (p.type == "constexpr") continue;
+  void visit(const ParamSpec& p, std::size_t index, bool in_tuple) {
     if (p.is_tuple()) {
-      position += runtime_elements(p);
-      continue;
+      for (const ParamSpec& e : p.elements) visit(e, index, true);
+      return;
     }
+    if (p.type == "constexpr") return;
     if (p.type.starts_with("tensordesc<")) {
+      const ErrorSite site = param_site(signature, index);
+      if (in_tuple && !rules.descriptors_in_tuples) {
+        raise<ArgumentError>(site,
+                             "holds a tensor descriptor inside a tuple, which Triton {}'s launcher cannot launch (it "
+                             "expands descriptor parameters only: a TMA kernel fails its assertion, any other would "
+                             "be passed the descriptor unexpanded); Triton 3.9 launches it. Pass the descriptor as a "
+                             "parameter of its own",
+                             rules.triton_version);
+      }
       const auto open = p.type.find('[');
       const auto close = p.type.find(']', open);
       if (open == std::string::npos || close == std::string::npos) {
         raise<ArtifactError>(site, "its specialization names a descriptor type without block shape: {}", p.type);
       }
       const auto dims = p.type.substr(open + 1, close - open - 1);
-      out.push_back({position, static_cast<int>(std::count(dims.begin(), dims.end(), ',')) + 1, nullptr, flags});
+      found.push_back(
+          {position, static_cast<int>(std::count(dims.begin(), dims.end(), ',')) + 1, nullptr, rules.descriptor_flags});
     }
     ++position;
   }
+};
+
+std::vector<DescriptorParam> descriptor_params(const Artifact& artifact, const KernelSignature& signature,
+                                               const SpecializationRules& rules) {
+  const ErrorSite site{signature.name};
+  DescriptorWalk walk{rules, signature, {}};
+  const auto& params = artifact.specialization.params;
+  for (std::size_t i = 0; i < params.size() && i < signature.params.size(); ++i) walk.visit(params[i], i, false);
+  std::vector<DescriptorParam> out = std::move(walk.found);
   const auto& metas = artifact.metadata.tensordesc_meta;
   if (!metas.empty()) {
     if (metas.size() != out.size()) {
@@ -67,10 +84,11 @@ std::vector<DescriptorParam> descriptor_params(const Artifact& artifact, int fla
 
 }  // namespace
 
-ModuleFunction load_function(const DeviceContext& dc, std::shared_ptr<const Artifact> artifact, std::string_view kernel,
-                             int descriptor_flags) {
+ModuleFunction load_function(const DeviceContext& dc, std::shared_ptr<const Artifact> artifact,
+                             const KernelSignature& signature, const SpecializationRules& rules) {
   auto& d = Driver::get();
   const auto& m = artifact->metadata;
+  const std::string_view kernel = signature.name;
   const ErrorSite site{kernel};
   if (artifact->binary_kind != "cubin") {
     raise<TargetError>(site, "cannot launch a {} binary (built for {}) on CUDA device {}", artifact->binary_kind,
@@ -123,7 +141,7 @@ ModuleFunction load_function(const DeviceContext& dc, std::shared_ptr<const Arti
   f.global_scratch_align = m.global_scratch_align;
   f.profile_scratch_size = m.profile_scratch_size;
   f.profile_scratch_align = m.profile_scratch_align;
-  f.descriptors = descriptor_params(*artifact, descriptor_flags, site);
+  f.descriptors = descriptor_params(*artifact, signature, rules);
   f.plain = f.num_ctas == 1 && !f.launch_pdl && !f.launch_cooperative_grid && f.global_scratch_size == 0 &&
             f.profile_scratch_size == 0 && f.descriptors.empty();
   f.artifact = std::move(artifact);

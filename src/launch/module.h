@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/specialization.h"
 #include "launch/context.h"
 #include "tritonrt/artifact.h"
 
@@ -28,7 +29,7 @@ inline constexpr std::size_t kMaxDescriptors = 16;
 
 /// One tensor-descriptor parameter, as the compiled kernel takes it.
 struct DescriptorParam {
-  std::size_t position = 0;  ///< among the runtime arguments
+  std::size_t position = 0;  ///< among the runtime arguments, tuples flattened as Triton's launcher does
   int rank = 0;
   /// The CUtensorMap to encode (in the artifact's metadata), or null: the kernel takes the
   /// descriptor's base address, shape and strides instead (no TMA on its target).
@@ -55,9 +56,10 @@ struct ModuleFunction {
 };
 
 /// Loads `artifact` into `dc`'s context; throws TargetError for a binary of another
-/// backend, ResourceError when the device cannot run it, DriverError when loading fails.
-/// `descriptor_flags`: SpecializationRules::descriptor_flags of the Triton that compiled it.
+/// backend, ResourceError when the device cannot run it, DriverError when loading fails, and
+/// ArgumentError for a descriptor inside a tuple where `rules` (those of the Triton that
+/// compiled it) say its launcher cannot launch one.
 ModuleFunction load_function(const DeviceContext& dc, std::shared_ptr<const Artifact> artifact,
-                             std::string_view kernel, int descriptor_flags = 1);
+                             const KernelSignature& signature, const SpecializationRules& rules);
 
 }  // namespace tritonrt::detail

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "fake_cuda.h"
+#include "fake_launch.h"
 #include "test_driver.h"
 #include "tritonrt/tritonrt.h"
 
@@ -36,48 +37,6 @@ alignas(16) float g_c_data[128 * 128];
 float* const g_in = g_in_data;
 float* const g_out = g_out_data;
 float* const g_c = g_c_data;
-
-class FakeDriverLaunch : public ::testing::Test {
- protected:
-  void SetUp() override {
-    try {
-      (void)Target::current();  // loads the driver tritonrt uses, where the fake's API is found
-    } catch (const DriverError& e) {
-      GTEST_SKIP() << "no CUDA driver could be loaded; put the fake's directory on LD_LIBRARY_PATH: " << e.what();
-    }
-    if (!fake_cuda_api(&fake_)) GTEST_SKIP() << "the libcuda.so.1 loaded is a real driver, not tritonrt's fake";
-    fake_.reset();
-  }
-
-  FakeCudaStats stats() const {
-    FakeCudaStats s;
-    fake_.get_stats(&s);
-    return s;
-  }
-
-  FakeCudaLaunch last_launch() const {
-    FakeCudaLaunch launch{};
-    EXPECT_EQ(fake_.last_launches(&launch, 1), 1u);
-    return launch;
-  }
-
-  FakeCudaApi fake_{};
-};
-
-// A parameter's bytes as T, after checking the kernel declares it with T's size.
-template <class T>
-T param(const FakeCudaLaunch& launch, unsigned i) {
-  EXPECT_EQ(launch.param_size[i], sizeof(T)) << "parameter " << i;
-  T value;
-  std::memcpy(&value, fake_cuda_param(&launch, i), sizeof value);
-  return value;
-}
-
-LaunchConfig grid(std::int64_t x, std::int64_t y = 1, std::int64_t z = 1) {
-  LaunchConfig config;
-  config.grid = Grid{x, y, z};
-  return config;
-}
 
 TEST_F(FakeDriverLaunch, CompilesForTheFakeDevicesTarget) {
   const char* cc = std::getenv("TRITONRT_FAKE_CUDA_CC");

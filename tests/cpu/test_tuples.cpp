@@ -1,8 +1,9 @@
 // Tuple arguments (std::tuple, std::pair, nested): specialized as Triton's binder specializes
 // them (each element as an argument of a plain parameter; None and 1 elements become
 // constexprs), compiled with Triton's hash, a tuple passed to a tl.constexpr parameter keyed
-// by value, the decorators shown Python tuples, and the errors. Launches (and an autotuner
-// keyed on a tuple): the fake-driver tests (test_fake_driver_launch.cpp) and the GPU tests
+// by value, the decorators shown Python tuples, tensor descriptors inside, and the errors.
+// Launches (and an autotuner keyed on a tuple): the fake-driver tests
+// (test_fake_driver_launch.cpp, test_tuple_descriptors.cpp) and the GPU tests
 // (Parity.TupleArguments in tests/gpu/test_parity.cpp).
 
 #include <gtest/gtest.h>
@@ -12,6 +13,7 @@
 #include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "reference.h"
 #include "tritonrt/tritonrt.h"
@@ -135,14 +137,61 @@ TEST(Tuples, WhatTheyCannotHoldIsAnArgumentError) {
   const std::int64_t shape[] = {64}, strides[] = {1}, block[] = {16};
   const auto d = TensorDescriptor::make(kF32, DType::fp32, shape, strides, block);
   EXPECT_NE(argument_error([&] {
-              (void)combine.specialize(std::make_tuple(kF32, d), kF32, coeffs, 64, 32);
-            }).find("tuple element [1]: tritonrt does not take tensor descriptors inside tuples yet"),
+              (void)combine.specialize(std::make_tuple(kF32, std::make_tuple(std::nullopt, "x")), kF32, coeffs, 64, 32);
+            }).find("parameter 'srcs' (#0): tuple element [1][1]: only tl.constexpr parameters take strings"),
             std::string::npos);
   auto& shape_fn = JitFunction::get(kTuples, "tuple_shape");
   EXPECT_NE(argument_error([&] {
               (void)shape_fn.specialize(kF32, kF32, 64, std::make_pair(16, kF32));
             }).find("parameter 'SHAPE' (#3): tuple element [1]: is tl.constexpr: a tuple passed to it holds"),
             std::string::npos);
+  EXPECT_NE(argument_error([&] {
+              (void)shape_fn.specialize(kF32, kF32, 64, std::make_pair(16, d));
+            }).find("parameter 'SHAPE' (#3): tuple element [1]: is tl.constexpr: a tuple passed to it holds"),
+            std::string::npos);
+}
+
+// Descriptors inside tuples, beside a descriptor parameter and nested: each typed by its
+// element type and block shape and keyed None as Triton's binder does, compiled with Triton's
+// hash for targets with TMA (one map per descriptor, in the order Triton's launcher expands
+// them) and without. Triton 3.6 compiles these too; launching them: test_tuple_descriptors.cpp.
+TEST(Tuples, TensorDescriptorsInsideSpecializeAndCompileAsTriton) {
+  const auto matrix = [](std::uintptr_t base, std::int64_t block_m) {
+    const std::int64_t shape[] = {64, 128}, strides[] = {128, 1}, block[] = {block_m, 64};
+    return TensorDescriptor::make(reinterpret_cast<const void*>(base), DType::fp16, shape, strides, block);
+  };
+  auto& scale = JitFunction::get(kTuples, "tuple_descriptor_scale");
+  const std::string args =
+      "[(TensorDescriptor(P(4096,'float16'), [64, 128], [128, 1], [16, 64]), 3),"
+      " TensorDescriptor(P(8192,'float16'), [64, 128], [128, 1], [32, 64]), 32, 64]";
+  const auto spec = scale.specialize(std::make_tuple(matrix(4096, 16), 3), matrix(8192, 32), 32, 64);
+  EXPECT_EQ(spec.repr(), reference_specialization(kTuples, "tuple_descriptor_scale", args));
+  EXPECT_EQ(spec.params[0].type, "('tensordesc<fp16[16, 64]>', 'i32')");
+  for (const char* target : {"cuda:90", "cuda:80"}) {
+    const auto artifact =
+        scale.compile(Target::parse(target), {}, std::make_tuple(matrix(4096, 16), 3), matrix(8192, 32), 32, 64);
+    EXPECT_EQ(artifact->metadata.hash, reference_hash(kTuples, "tuple_descriptor_scale", args, target)) << target;
+    const auto& metas = artifact->metadata.tensordesc_meta;
+    if (std::string(target) == "cuda:80") {
+      EXPECT_TRUE(metas.empty());
+      continue;
+    }
+    ASSERT_EQ(metas.size(), 2u);
+    EXPECT_EQ(metas[0].block_size, (std::vector<std::int64_t>{16, 64}));  // the tuple's first
+    EXPECT_EQ(metas[1].block_size, (std::vector<std::int64_t>{32, 64}));
+  }
+
+  auto& nested = JitFunction::get(kTuples, "tuple_descriptors_nested");
+  const std::string nested_args =
+      "[(TensorDescriptor(P(4096,'float16'), [64, 128], [128, 1], [32, 64]), (2.5,"
+      " TensorDescriptor(P(8192,'float16'), [64, 128], [128, 1], [16, 64]))), 48, 32, 64]";  // (out, (factor, in))
+  const auto descs = std::make_tuple(matrix(4096, 32), std::make_pair(2.5, matrix(8192, 16)));
+  EXPECT_EQ(nested.specialize(descs, 48, 32, 64).repr(),
+            reference_specialization(kTuples, "tuple_descriptors_nested", nested_args));
+  const auto artifact = nested.compile(Target::parse("cuda:90"), {}, descs, 48, 32, 64);
+  EXPECT_EQ(artifact->metadata.hash, reference_hash(kTuples, "tuple_descriptors_nested", nested_args, "cuda:90"));
+  ASSERT_EQ(artifact->metadata.tensordesc_meta.size(), 2u);
+  EXPECT_EQ(artifact->metadata.tensordesc_meta[1].block_size, (std::vector<std::int64_t>{16, 64}));
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 """Kernels taking tuples, written the way Triton's own tests and Hopper-era libraries write
 them: tuples of pointers walked with static_range, nested tuples of coefficients whose
-elements may specialize to constexprs (1, None), a tuple as a tl.constexpr shape, and the
-decorators reading a tuple (tests/cpu/test_tuples.cpp, tests/gpu/test_kernels.cpp)."""
+elements may specialize to constexprs (1, None), a tuple as a tl.constexpr shape, tensor
+descriptors inside tuples, and the decorators reading a tuple (tests/cpu/test_tuples.cpp,
+tests/cpu/test_tuple_descriptors.cpp, tests/gpu/test_kernels.cpp)."""
 
 import triton
 import triton.language as tl
@@ -63,3 +64,45 @@ def tuple_tuned(srcs, out_ptr, n, BLOCK: tl.constexpr):
 def tuple_keyed(srcs, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     tl.store(out_ptr + offs, tl.load(srcs[0] + offs, mask=offs < n), mask=offs < n)
+
+
+@triton.jit
+def _tile_sum(desc, m, n):
+    return tl.sum(tl.sum(desc.load([m, n]).to(tl.float32), axis=1), axis=0)
+
+
+@triton.jit
+def tuple_descriptor_scale(src, out_desc, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Each BLOCK_M x BLOCK_N tile of out = the sum of src[0]'s tile at the same corner (of its
+    own block shape) times src[1]: a (descriptor, integer factor) tuple."""
+    m = tl.program_id(0) * BLOCK_M
+    n = tl.program_id(1) * BLOCK_N
+    total = _tile_sum(src[0], m, n) * src[1]
+    out_desc.store([m, n], tl.zeros([BLOCK_M, BLOCK_N], tl.float32).to(out_desc.dtype) + total.to(out_desc.dtype))
+
+
+@triton.jit
+def tuple_descriptors_nested(descs, rows, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """descs = (out_desc, (factor, in_desc)): two descriptors in one tuple, one of them nested;
+    as tuple_descriptor_scale over the first `rows` rows."""
+    m = tl.program_id(0) * BLOCK_M
+    n = tl.program_id(1) * BLOCK_N
+    if m < rows:
+        out = descs[0]
+        total = _tile_sum(descs[1][1], m, n) * descs[1][0]
+        out.store([m, n], tl.zeros([BLOCK_M, BLOCK_N], tl.float32).to(out.dtype) + total.to(out.dtype))
+
+
+def reshape_tuple_descriptor(nargs):
+    nargs["src"][0].block_shape = [nargs["BLOCK_M"], nargs["BLOCK_N"]]
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK_M": 32, "BLOCK_N": 64}, pre_hook=reshape_tuple_descriptor)], key=[])
+@triton.jit
+def tuple_descriptor_hooked(src, out_desc, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """tuple_descriptor_scale, whose config's pre_hook sets the block shape of the descriptor
+    inside the tuple."""
+    m = tl.program_id(0) * BLOCK_M
+    n = tl.program_id(1) * BLOCK_N
+    total = _tile_sum(src[0], m, n) * src[1]
+    out_desc.store([m, n], tl.zeros([BLOCK_M, BLOCK_N], tl.float32).to(out_desc.dtype) + total.to(out_desc.dtype))

@@ -4,6 +4,8 @@
 Triton's binder and compiles through Triton's pipeline. A stand-in driver answers the three
 questions run() asks (device, stream, target), so this works on a machine without a GPU.
 """
+import struct
+
 import triton
 import triton.language as tl
 from triton.backends.compiler import GPUTarget
@@ -71,6 +73,87 @@ class RecordingDriver(StandInDriver):
 
     def get_benchmarker(self):
         return lambda fn, quantiles=None, **kwargs: [1.0, 1.0, 1.0]
+
+
+def launch_parameters(types, tensordesc_meta, args):
+    """What Triton's launcher passes cuLaunchKernel for `args` (as its launcher receives them)
+    of a kernel with parameter `types` (the specialization's; a tuple's as a tuple) and its
+    metadata's `tensordesc_meta`: (type, value) per kernel parameter, scratch left out. Tensor
+    descriptors are expanded by Triton's own code, a TMA map given as the arguments Triton
+    encodes it from (base, swizzle, element size, host element type, box, shape, strides,
+    padding); tuples flattened and constexprs dropped, as its C launcher does. None where the
+    installed Triton has no expand_signature (3.6 expands descriptor parameters only)."""
+    try:
+        from triton.backends.driver import expand_signature, wrap_handle_tensordesc_impl
+    except ImportError:
+        return None
+    from triton.backends.nvidia.driver import make_tensordesc_arg
+
+    class Encoding(StandInDriver):
+
+        class utils:
+
+            @staticmethod
+            def fill_tma_descriptor_tiled(*fields):
+                return fields
+
+    signature = dict(enumerate(types))
+    passed = []
+    launch = wrap_handle_tensordesc_impl(lambda *given: passed.append(given[-1]), signature, tensordesc_meta,
+                                         make_tensordesc_arg)
+    previous = driver._active
+    driver.set_active(Encoding(GPUTarget("cuda", 90, 32)))
+    try:
+        launch(tuple(args))
+    finally:
+        driver._active = previous
+    out = []
+
+    def flatten(ty, value):
+        if isinstance(ty, tuple):
+            for t, v in zip(ty, value, strict=True):
+                flatten(t, v)
+        elif ty != "constexpr":
+            out.append((ty, value.data_ptr() if hasattr(value, "data_ptr") else value))
+
+    flatten(tuple(expand_signature(signature.values(), tensordesc_meta, "nvTmaDesc")), tuple(passed[0]))
+    return out
+
+
+# A CUtensorMap as the stand-in driver encodes it (tests/support/fake_cuda/fake_cuda.h).
+_TENSOR_MAP = struct.Struct("<IBBBBBB5BBQ5Q4Q5I")
+_SCALARS = {"i1": "<B", "i8": "<b", "i16": "<h", "i32": "<i", "i64": "<q", "u32": "<I", "u64": "<Q", "fp32": "<f",
+            "fp64": "<d"}
+
+
+def parameter_mismatches(expected, params):
+    """How a launch's parameters (each its bytes, as the stand-in driver recorded them) differ
+    from launch_parameters' `expected`: one line per difference, none when they agree."""
+    if len(params) != len(expected):
+        return [f"{len(params)} parameters, Triton's launcher passes {len(expected)}: {[t for t, _ in expected]}"]
+    wrong = []
+    for i, ((ty, value), given) in enumerate(zip(expected, params)):
+        if ty == "nvTmaDesc":
+            base, swizzle, size, host_type, box, shape, strides, padding = value
+            rank = len(shape)
+            # Triton's encoding: dimensions innermost first, strides in bytes, no interleave,
+            # L2 promotion of 128 bytes (2), element strides of 1, NaN fill for padding 1.
+            want = (base, host_type, rank, swizzle, padding, 0, 2, [1] * rank, list(reversed(shape)),
+                    [size * s for s in reversed(strides[:-1])], list(reversed(box)))
+            if len(given) != 128:
+                wrong.append(f"parameter {i}: {len(given)} bytes for a CUtensorMap")
+                continue
+            f = _TENSOR_MAP.unpack_from(given)
+            got = (f[13], f[1], f[2], f[3], f[4], f[5], f[6], list(f[7:7 + rank]), list(f[14:14 + rank]),
+                   list(f[19:19 + rank - 1]), list(f[23:23 + rank]))
+            if got != want:
+                wrong.append(f"parameter {i}: a CUtensorMap of {got}, Triton encodes {want}")
+            continue
+        fmt = "<Q" if ty.startswith("*") else _SCALARS[ty]
+        packed = struct.pack(fmt, value)
+        if bytes(given) != packed:
+            wrong.append(f"parameter {i} ({ty}): {bytes(given).hex()}, Triton passes {value!r} ({packed.hex()})")
+    return wrong
 
 
 def parse_target(text):

@@ -56,10 +56,13 @@ def run_hook(handle, layer, which, arguments, stream, config=-1, reset_only=Fals
         reads.hook = True
     values = python_arguments(fn, arguments, stream, reads=reads, watch=record)
     given = {}
+    nested = []  # (parameter, descriptor, its block shape) for each descriptor inside a tuple
     for name, value in values.items():
         if is_descriptor(value):
             block_shape, others = _descriptor_fields(value)
             given[name] = (list(block_shape), others)
+        elif isinstance(value, tuple):
+            nested.extend((name, desc, list(_descriptor_fields(desc)[0])) for desc in _descriptors_in(value))
     constants = {}
     if which == "config":
         constants = {name: value for name, value in tuner.configs[config].all_kwargs().items() if name not in values}
@@ -76,6 +79,10 @@ def run_hook(handle, layer, which, arguments, stream, config=-1, reset_only=Fals
     finally:
         if reads is not None:
             reads.watching = False
+    for name, desc, block_shape in nested:
+        if list(_descriptor_fields(desc)[0]) != block_shape:
+            raise TypeError(f"the hook set the block_shape of a tensor descriptor inside tuple '{name}'; tritonrt "
+                            "applies a hook's block shapes to descriptor parameters only")
     # The block shapes it set: where recorded, every one it wrote, as it wrote it (a memo serves
     # calls whose descriptors come with other block shapes); else those it changed.
     changed = []
@@ -95,6 +102,15 @@ def run_hook(handle, layer, which, arguments, stream, config=-1, reset_only=Fals
     memoizable = reads is not None and not reads.everything and reads.why is None
     return as_json({"changes": changed, "reads": reads.pairs if memoizable else None,
                     "why": reads.why if reads is not None else None})
+
+
+def _descriptors_in(values):
+    """The tensor descriptors inside a tuple, at any depth."""
+    for value in values:
+        if is_descriptor(value):
+            yield value
+        elif isinstance(value, tuple):
+            yield from _descriptors_in(value)
 
 
 def _descriptor_fields(desc):

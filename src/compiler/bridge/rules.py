@@ -81,6 +81,24 @@ def _descriptor_flags():
     return _expand_descriptor("tensordesc<fp16[16, 16]>", False, "nvTmaDesc").count("i1")
 
 
+def _descriptors_in_tuples():
+    """Whether Triton's launcher expands a tensor descriptor inside a tuple, for a kernel that
+    takes it as a TMA map and for one that takes its base address: read from the backend's
+    own expansion where it has one (3.9); Triton 3.6 expands inside make_launcher, and only
+    descriptor parameters."""
+    try:
+        from triton.backends.driver import expand_signature
+    except ImportError:
+        return False
+
+    def flat(types):
+        return [leaf for t in types for leaf in (flat(t) if isinstance(t, tuple) else [t])]
+
+    signature = [("tensordesc<fp16[16]>", "i32")]
+    return all(not any(t.startswith("tensordesc") for t in flat(expand_signature(signature, meta, "nvTmaDesc")))
+               for meta in ([{}], []))
+
+
 def _nvmma_layout(spec):
     """How a Gluon host descriptor's type names its layout ("tensordesc<fp16[64, 32],
     NVMMASharedLayout(...)>"): the layout class and its fields in order, each with the text of
@@ -163,6 +181,7 @@ def specialization_rules():
         "pointer_divisibility": pointer_divisibility,
         "pointer_types": pointer_types,
         "descriptor_flags": _descriptor_flags(),
+        "descriptors_in_tuples": _descriptors_in_tuples(),
         "nvmma_layout": _nvmma_layout(spec),
     })
 
