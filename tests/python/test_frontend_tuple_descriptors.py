@@ -4,8 +4,8 @@ driver): the same kernel, and the parameter bytes tritonrt's launch passed again
 Triton's launcher passes (its own descriptor expansion, triton_reference.launch_parameters).
 Where the installed Triton's launcher cannot launch such a kernel (3.6), tritonrt says so.
 
-CTest runs this file in `pytest_frontend`, with the stand-in libcuda first on the library
-path; the plain pytest run skips it.
+CTest runs this file as `pytest_frontend_tuples` (with the pinned and the newest Triton), with
+the stand-in libcuda first on the library path; the plain pytest run skips it.
 """
 import ctypes
 import logging
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 if not os.environ.get("TRITONRT_TEST_FAKE_CUDA"):
-    pytest.skip("run by ctest's pytest_frontend, which puts the stand-in libcuda first on the library path",
+    pytest.skip("run by ctest's pytest_frontend_tuples, which puts the stand-in libcuda first on the library path",
                 allow_module_level=True)
 
 from triton.runtime.driver import driver  # noqa: E402
@@ -95,6 +95,7 @@ def test_a_descriptor_inside_a_tuple_launches_with_tritons_parameters(tritonrt_p
         from tritonrt import frontend
         with pytest.raises(AssertionError):
             make_launcher({}, theirs.src.signature, theirs.metadata.tensordesc_meta)
+        frontend._setup()  # as a first launcher would: this file may run alone
         fresh = frontend._new_kernel(kernel, JITFunction.run, strict=True)  # logs its first fallback
         recorded = len(recording.launches)
         with caplog.at_level(logging.WARNING, logger="tritonrt"):
