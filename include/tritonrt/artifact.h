@@ -60,6 +60,9 @@ struct ParamSpec {
   std::vector<ParamSpec> elements;  ///< a tuple argument: its elements' entries
 
   bool is_tuple() const noexcept { return type.starts_with('('); }
+  /// A tensor descriptor's block shape, read from its type ("tensordesc<fp16[64, 32]>" gives
+  /// {64, 32}; Gluon's names its layout after it); empty for any other type.
+  std::vector<std::int64_t> descriptor_block_shape() const;
 };
 
 /// The specialization of one call: one entry per kernel parameter, in order.

@@ -562,6 +562,28 @@ std::string python_repr(const Arg& a, const ParamInfo& param) {
 
 namespace tritonrt {
 
+std::vector<std::int64_t> ParamSpec::descriptor_block_shape() const {
+  // What descriptor_type writes, read back: anything but positive integers in the brackets is
+  // not a block shape.
+  const std::string_view type = this->type;
+  if (!type.starts_with("tensordesc<")) return {};
+  const auto open = type.find('[');
+  const auto close = type.find(']', open);
+  if (open == std::string_view::npos || close == std::string_view::npos) return {};
+  std::vector<std::int64_t> dims;
+  for (std::size_t at = open + 1; at <= close;) {
+    while (type[at] == ' ') ++at;
+    std::int64_t dim = 0;
+    const auto [end, error] = std::from_chars(type.data() + at, type.data() + close, dim);
+    std::size_t next = static_cast<std::size_t>(end - type.data());
+    while (type[next] == ' ') ++next;
+    if (error != std::errc() || dim <= 0 || (next != close && type[next] != ',')) return {};
+    dims.push_back(dim);
+    at = next + 1;
+  }
+  return dims;
+}
+
 std::string Specialization::repr() const {
   std::string out = "[";
   for (std::size_t i = 0; i < params.size(); ++i) {

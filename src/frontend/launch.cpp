@@ -6,7 +6,6 @@
 #include "frontend/kernel.h"
 
 #include <algorithm>
-#include <cstdlib>
 
 namespace tritonrt::frontend {
 namespace {
@@ -92,26 +91,6 @@ struct GridCall {
   }
 };
 
-// The block shape in a descriptor's type ("tensordesc<fp16[64, 32]>" and Gluon's, with a
-// layout after it), or none for another type.
-std::vector<std::int64_t> block_of(const std::string& type) {
-  std::vector<std::int64_t> dims;
-  if (!type.starts_with("tensordesc<")) return dims;
-  const auto open = type.find('[');
-  const auto close = type.find(']', open);
-  if (open == std::string::npos || close == std::string::npos) return dims;
-  for (std::size_t at = open + 1; at < close;) {
-    char* end = nullptr;
-    const long long dim = std::strtoll(type.c_str() + at, &end, 10);
-    while (*end == ' ') ++end;
-    const auto next = static_cast<std::size_t>(end - type.c_str());
-    if (dim <= 0 || (next != close && type[next] != ',')) return {};  // not a block shape: shown nothing
-    dims.push_back(dim);
-    at = next == close ? close : next + 1;
-  }
-  return dims;
-}
-
 [[gnu::cold]] const Result* new_result(KernelObject* k, const Artifact& artifact) {
   Plan& p = *k->plan;
   Ref specialization(PyList_New(0));
@@ -122,7 +101,7 @@ std::vector<std::int64_t> block_of(const std::string& type) {
     const ParamSpec& spec = params[i];
     Ref entry(Py_BuildValue("(ss)", spec.type.c_str(), spec.value.c_str()));
     if (!entry || PyList_Append(specialization.get(), entry.get()) < 0) return nullptr;
-    if (auto block = block_of(spec.type); !block.empty() && i < p.params.size()) {
+    if (auto block = spec.descriptor_block_shape(); !block.empty() && i < p.params.size()) {
       blocks.emplace_back(i, std::move(block));
     }
   }

@@ -1,7 +1,5 @@
 #include "launch/module.h"
 
-#include <algorithm>
-
 #include "common/errors.h"
 #include "common/specialization.h"
 #include "common/trace.h"
@@ -41,14 +39,11 @@ struct DescriptorWalk {
                              "parameter of its own",
                              rules.triton_version);
       }
-      const auto open = p.type.find('[');
-      const auto close = p.type.find(']', open);
-      if (open == std::string::npos || close == std::string::npos) {
+      const auto block = p.descriptor_block_shape();
+      if (block.empty()) {
         raise<ArtifactError>(site, "its specialization names a descriptor type without block shape: {}", p.type);
       }
-      const auto dims = p.type.substr(open + 1, close - open - 1);
-      found.push_back(
-          {position, static_cast<int>(std::count(dims.begin(), dims.end(), ',')) + 1, nullptr, rules.descriptor_flags});
+      found.push_back({position, static_cast<int>(block.size()), nullptr, rules.descriptor_flags});
     }
     ++position;
   }

@@ -96,6 +96,23 @@ TEST(TensorDescriptor, SpecializesAsTriton) {
   EXPECT_EQ(fn.specialize(in, out, 2.0, 32, 64).params[0].type, "tensordesc<fp16[32, 64]>");
   const auto narrow = desc_2d(kBase, 64, 128, 16, 64);
   EXPECT_EQ(fn.specialize(narrow, out, 2.0, 32, 64).params[0].type, "tensordesc<fp16[16, 64]>");
+  // What the type says, read back (the launch's rank, the block shape Python's caller is shown).
+  EXPECT_EQ(fn.specialize(narrow, out, 2.0, 32, 64).params[0].descriptor_block_shape(),
+            (std::vector<std::int64_t>{16, 64}));
+}
+
+TEST(TensorDescriptor, ABlockShapeIsReadFromItsTypeStrictly) {
+  const auto block = [](const char* type) { return ParamSpec{.type = type}.descriptor_block_shape(); };
+  EXPECT_EQ(block("tensordesc<fp16[64, 32]>"), (std::vector<std::int64_t>{64, 32}));
+  EXPECT_EQ(block("tensordesc<bf16[8,16,32]>"), (std::vector<std::int64_t>{8, 16, 32}));
+  EXPECT_EQ(block("tensordesc<fp16[64, 64],NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, "
+                  "rank=2, transposed=False, fp4_padded=False)>"),
+            (std::vector<std::int64_t>{64, 64}));
+  for (const char* other : {"*fp16", "i32", "constexpr", "tensordesc<fp16>", "tensordesc<fp16[]>",
+                            "tensordesc<fp16[64, x]>", "tensordesc<fp16[0, 32]>", "tensordesc<fp16[64,, 32]>",
+                            "tensordesc<fp16[-8, 32]>", "tensordesc<fp16[64 32]>"}) {
+    EXPECT_TRUE(block(other).empty()) << other;
+  }
 }
 
 TEST(TensorDescriptor, CompilesWithTritonsHashWithAndWithoutTma) {
