@@ -74,6 +74,7 @@ class BareLaunch {
     if constexpr (std::is_same_v<T, tritonrt::TensorDescriptor>) {
       const auto& metas = artifact.metadata.tensordesc_meta;
       if (maps_.size() >= metas.size()) throw std::runtime_error("the bare launch takes TMA descriptors only");
+      if (metas[maps_.size()].fp4_padded) throw std::runtime_error("the bare launch takes no fp4-padded descriptor");
       maps_.emplace_back();
       tritonrt::detail::encode_tensor_map(maps_.back(), value, metas[maps_.size() - 1], value.shape(), "bare");
       order_.push_back(true);

@@ -378,13 +378,16 @@ def cpp_rows():
     """tritonrt from C++ and a bare cuLaunchKernel, from tritonrt_bench_launch's JSON; the
     hooked descriptor kernels (bench/kernels.py's, FlagGems' matmul) from C++ and bare, from
     tritonrt_bench_decorated's."""
+    rows, notes = [], []
     path = HERE / "results" / "launch_overhead.json"
-    if not path.is_file():
-        return [], f"{path} is missing: run build/bench/tritonrt_bench_launch first for the C++ rows"
-    data = json.loads(path.read_text())
-    # Its argsN kernels are the Python rows' kernels; its other cases (desc2) keep their names.
-    rows = [(f"{r['args']} args" if r.get("kernel") == f"args{r['args']}" else r.get("kernel", "?"),
-             f"C++: {r['method']}", float(r["median_us"])) for r in data.get("results", []) if "median_us" in r]
+    if path.is_file():
+        data = json.loads(path.read_text())
+        # Its argsN kernels are the Python rows' kernels; its other cases (desc2) keep their names.
+        rows = [(f"{r['args']} args" if r.get("kernel") == f"args{r['args']}" else r.get("kernel", "?"),
+                 f"C++: {r['method']}", float(r["median_us"])) for r in data.get("results", []) if "median_us" in r]
+        notes.append(f"C++ rows from {path} ({data.get('device', '?')})")
+    else:
+        notes.append(f"{path} is missing: run build/bench/tritonrt_bench_launch first for its C++ rows")
     hooked = HERE / "results" / "decorated.json"
     if hooked.is_file():  # its bare launches are of the same binaries, in the same program
         named = {
@@ -398,9 +401,12 @@ def cpp_rows():
                 ("FlagGems mm host TMA (libentry, libtuner, pre_hook)", "C++: tritonrt, a C++ config hook"),
             "FlagGems mm device TMA, tritonrt": ("FlagGems mm device TMA (libentry, libtuner)", CPP_METHOD),
         }
-        rows += [(*named[r["call"]], float(r["median_us"])) for r in json.loads(hooked.read_text()).get("results", [])
-                 if r.get("call") in named]
-    return rows, f"C++ rows from {path} and {hooked.name} ({data.get('device', '?')})"
+        data = json.loads(hooked.read_text())
+        rows += [(*named[r["call"]], float(r["median_us"])) for r in data.get("results", []) if r.get("call") in named]
+        notes.append(f"descriptor kernels' C++ rows from {hooked} ({data.get('device', '?')})")
+    else:
+        notes.append(f"{hooked} is missing: run build/bench/tritonrt_bench_decorated first for its C++ rows")
+    return rows, "; ".join(notes)
 
 
 def main():

@@ -103,7 +103,7 @@ struct EncodedMap {
 // rules out most slots without touching them (the driver's launch evicts them between calls).
 constexpr std::size_t kEncodedMaps = 8;
 thread_local EncodedMap encoded_maps[kEncodedMaps];
-thread_local const void* encoded_bases[kEncodedMaps];  // each valid slot's base, else null
+alignas(64) thread_local const void* encoded_bases[kEncodedMaps];  // each valid slot's base, else null
 thread_local std::size_t encoded_maps_next = 0;
 
 const CUtensorMap& tensor_map(const TensorDescriptor& d, const TensorDescriptorMeta& m,

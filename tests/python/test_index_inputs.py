@@ -66,25 +66,45 @@ def test_a_helper_imported_inside_a_function_of_a_module_that_renamed_itself(cli
                            scratch / "renamed_helper.py", config.format(2), config.format(5))
 
 
+def run_under_the_observer(tritonrt_package, scratch, program):
+    """`program` in a Python of its own, with the package and `scratch` importable and the index
+    on (the observer runs with it); its output."""
+    package = Path(tritonrt_package.__file__).parents[1]
+    environment = {k: v for k, v in os.environ.items() if k != "TRITONRT_INDEX"}
+    run = subprocess.run([sys.executable, "-c", "import sys\nsys.path[:0] = [sys.argv[1], sys.argv[2]]\n" + program,
+                          str(package), str(scratch)], capture_output=True, text=True, env=environment, timeout=120)
+    assert run.returncode == 0, run.stderr
+    return run.stdout.split()
+
+
 def test_an_import_statement_run_again_raises_no_audit_event(tritonrt_package, scratch):
     # id() is audited: every audit hook of the process (the observer's is one) runs on each call
     # of it. Under the observer, an import inside a function, run call after call (Triton's
     # triton.cdiv does one), looks its module up without it, whether or not it was observed.
     (scratch / "imports_in_a_function.py").write_text("def f():\n    import os\n    return os\n")
-    program = (
-        "import sys\nsys.path[:0] = [sys.argv[1], sys.argv[2]]\nimport tritonrt\n"
-        "import imports_in_a_function as observed\n"
+    out = run_under_the_observer(tritonrt_package, scratch, (
+        "import tritonrt\nimport imports_in_a_function as observed\n"
         "def unobserved():\n    import os\n    return os\n"
         "observed.f(); unobserved()\n"
         "events = []\nsys.addaudithook(lambda event, args: events.append(event))\n"
         "for _ in range(100):\n    observed.f(); unobserved()\n"
-        "print(sum(e == 'builtins.id' for e in events), sorted(set(events)))\n")
-    package = Path(tritonrt_package.__file__).parents[1]
-    environment = {k: v for k, v in os.environ.items() if k != "TRITONRT_INDEX"}  # the observer runs with the index
-    run = subprocess.run([sys.executable, "-c", program, str(package), str(scratch)], capture_output=True, text=True,
-                         env=environment, timeout=120)
-    assert run.returncode == 0, run.stderr
-    assert run.stdout.split()[0] == "0", run.stdout
+        "observer = sys.modules['_tritonrt_observer']\n"
+        "print(sum(e == 'builtins.id' for e in events), id(observed.__dict__) in observer.modules)\n"))
+    assert out == ["0", "True"]
+
+
+def test_a_module_found_unobserved_then_executed_again_is_followed(tritonrt_package, scratch):
+    # Found unobserved under the name it gave itself, then reloaded under the observer (which
+    # names it by its spec) and renamed again: its imports are its execution's, not forgotten.
+    (scratch / "renames_itself.py").write_text("__name__ = 'another_name'\n\n\ndef f():\n    import json\n"
+                                               "    return json\n")
+    out = run_under_the_observer(tritonrt_package, scratch, (
+        "import importlib\nimport renames_itself\nimport tritonrt\n"
+        "observer = sys.modules['_tritonrt_observer']\n"
+        "renames_itself.f()\nbefore = observer._module_of(renames_itself.__dict__)\n"
+        "importlib.reload(renames_itself)\nrenames_itself.f()\n"
+        "print(before is None, observer._module_of(renames_itself.__dict__) is not None)\n"))
+    assert out == ["True", "True"]
 
 
 CONSTANT_USES = {

@@ -145,33 +145,35 @@ class Observer:
     def _register(self, namespace, module):
         self.modules[id(namespace)] = module
         name = namespace.get("__name__")
-        # A namespace executed again (importlib.reload) is this execution's from now on.
-        self._by_name[name] = [m for m in self._by_name.get(name, ()) if m.namespace is not namespace] + [module]
-        unobserved = self._unobserved.get(name)
-        if unobserved:
-            unobserved[:] = [n for n in unobserved if n is not namespace]
+        if type(name) is str:
+            # A namespace executed again (importlib.reload) is this execution's from now on.
+            self._by_name[name] = [m for m in self._by_name.get(name, ()) if m.namespace is not namespace] + [module]
+        # What was found unobserved may be this namespace, under whatever name it had then:
+        # forgotten, after `modules` holds it (a lookup racing this one adds to the old table).
+        self._unobserved = {}
 
     def _module_of(self, namespace):
         """The execution whose namespace `namespace` is, or None. An import statement inside a
         function asks on every run, so this avoids id() where it can: id() is an audited event,
         and every audit hook (this observer's among them) runs on each call of it, about 0.6 us
         in CPython 3.12. By the module's name first; a namespace not found there (never
-        observed, or renamed since) by id(), the never-observed kept (a few per name) so that
-        the next ask is answered without it."""
-        if type(namespace) is not dict:
+        observed, or renamed since) by id(), the never-observed kept (a few per name, until a
+        module is next executed) so that the next ask is answered without it."""
+        name = namespace.get("__name__") if type(namespace) is dict else None
+        if type(name) is not str:
             return self.modules.get(id(namespace))
-        name = namespace.get("__name__")
         for module in self._by_name.get(name, ()):
             if module.namespace is namespace:
                 return module
-        unobserved = self._unobserved.get(name)
-        if unobserved is not None:
-            for seen in unobserved:
-                if seen is namespace:
-                    return None
+        known = self._unobserved  # before the lookup: a module registered after it empties another table
+        for seen in known.get(name, ()):
+            if seen is namespace:
+                return None
         module = self.modules.get(id(namespace))
         if module is None:
-            unobserved = self._unobserved.setdefault(name, [])
+            if len(known) >= 256:  # each kept namespace stays alive: a bounded few
+                known.clear()
+            unobserved = known.setdefault(name, [])
             unobserved.append(namespace)
             del unobserved[:-4]
         return module
