@@ -174,6 +174,7 @@ def _setup():
         from triton.runtime import _async_compile
         from triton.runtime.jit import JITFunction, KernelInterface
         from . import _frontend as frontend
+        from . import _grids
         compiler_namespace = None
         try:  # Triton's driver reads torch's device and stream; tensors are torch's
             import torch
@@ -193,6 +194,7 @@ def _setup():
             make_result=_result,
             kernel_for=_kernel_for,
             canonical_dtype=_canonical_dtype,
+            grid_plan=_grids.plan,
             torch_check=_torch_driver,
             tensor_type=sys.modules["torch"].Tensor if "torch" in sys.modules else None,
             descriptor_type=_descriptor_type("triton.tools.tensor_descriptor"),

@@ -70,6 +70,7 @@ struct State {
   PyObject* make_result = nullptr;            ///< Python: (what a launch returns, its tuners' configs) for an artifact
   PyObject* kernel_for = nullptr;             ///< Python: the Kernel of a JITFunction (install())
   PyObject* canonical_dtype = nullptr;        ///< Python: Triton's name of a dtype object, or None
+  PyObject* grid_plan = nullptr;              ///< Python: what a grid function reads, or None (_grids.plan)
   PyObject* tensor_type = nullptr;            ///< torch.Tensor, when torch is imported
   PyObject* descriptor_type = nullptr;        ///< triton.tools.tensor_descriptor.TensorDescriptor
   PyObject* gluon_descriptor_type = nullptr;  ///< triton.experimental.gluon.nvidia.hopper.TensorDescriptor

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "frontend/frontend.h"
+#include "frontend/grid_memo.h"
 
 namespace tritonrt::frontend {
 
@@ -56,7 +57,8 @@ struct Plan {
   std::vector<std::size_t> call_params;  ///< decorated: the parameters a call passes, in order
   bool decorated = false;
   std::vector<KeywordMap> keywords;
-  std::deque<Result> results;  ///< a deque: a Result stays where it is while Python adds more
+  std::deque<Result> results;                    ///< a deque: a Result stays where it is while Python adds more
+  std::vector<std::unique_ptr<GridMemo>> grids;  ///< grid(META) memos, one per grid function's code
   bool logged = false;
 };
 

@@ -66,28 +66,57 @@ bool grid_of(PyObject* grid, Grid& out) {
 }
 
 // grid(META): META holds every parameter, as Triton's bound arguments do: the caller's
-// objects, defaults, and what the decorators chose.
+// objects, defaults, and what the decorators chose. Answered from the grid's memo where it has
+// one and has seen what the function reads (grid_memo.h).
 struct GridCall {
   KernelObject* kernel;
   PyObject* grid;
   PyObject* const* objects;
+  GridMemo* memo;
+
+  // META's item of parameter i; a new reference.
+  PyObject* item(std::size_t i, std::span<const Arg> values) const {
+    const Param& q = kernel->plan->params[i];
+    return objects[i] != nullptr                                ? Py_NewRef(objects[i])
+           : q.default_object != nullptr && !q.set_by_decorator ? Py_NewRef(q.default_object)
+                                                                : from_arg(values[i], q.default_object);
+  }
 
   Grid operator()(const BoundArgs& bound) const {
     const Plan& p = *kernel->plan;
     const auto values = bound.values();
+    GridKey key;
+    const bool keyed = memo != nullptr && memo_key(values, key);
+    if (keyed) {
+      if (const Grid* seen = memo->find(key)) return *seen;
+    }
     Ref meta(PyDict_New());
     if (!meta) throw PythonRaised{};
     for (std::size_t i = 0; i < p.params.size(); ++i) {
-      const Param& q = p.params[i];
-      Ref value(objects[i] != nullptr                                ? Py_NewRef(objects[i])
-                : q.default_object != nullptr && !q.set_by_decorator ? Py_NewRef(q.default_object)
-                                                                     : from_arg(values[i], q.default_object));
-      if (!value || PyDict_SetItem(meta.get(), q.name, value.get()) < 0) throw PythonRaised{};
+      Ref value(item(i, values));
+      if (!value || PyDict_SetItem(meta.get(), p.params[i].name, value.get()) < 0) throw PythonRaised{};
     }
     Ref result(PyObject_CallOneArg(grid, meta.get()));
     Grid out;
     if (!result || !grid_of(result.get(), out)) throw PythonRaised{};
+    if (keyed) memo->store(key, out);
     return out;
+  }
+
+  bool memo_key(std::span<const Arg> values, GridKey& key) const {
+    const auto params = memo->params();
+    Ref held[GridKey::kWords];
+    PyObject* read[GridKey::kWords];
+    if (params.size() > GridKey::kWords) return false;
+    for (std::size_t j = 0; j < params.size(); ++j) {
+      held[j] = Ref(item(params[j], values));
+      if (!held[j]) {
+        PyErr_Clear();  // the call below raises it again, as Triton's path would
+        return false;
+      }
+      read[j] = held[j].get();
+    }
+    return memo->key(grid, std::span<PyObject* const>(read, params.size()), key);
   }
 };
 
@@ -224,8 +253,8 @@ PyObject* launch(KernelObject* k, Call& c) {
   LaunchConfig config;
   if (!device_and_stream(device, config.stream)) return nullptr;
   config.options = binding.options;
-  const GridCall grid_call{k, c.grid, objects};
   const bool callable_grid = Py_TYPE(c.grid) != &PyTuple_Type && PyCallable_Check(c.grid);
+  const GridCall grid_call{k, c.grid, objects, callable_grid ? GridMemo::of(p, c.grid) : nullptr};
   if (callable_grid) {
     config.grid_fn = [call = &grid_call](const BoundArgs& bound) { return (*call)(bound); };
   } else if (!grid_of(c.grid, config.grid)) {

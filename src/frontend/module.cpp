@@ -30,6 +30,7 @@ constexpr Slot kSlots[] = {
     {"make_result", &State::make_result},
     {"kernel_for", &State::kernel_for},
     {"canonical_dtype", &State::canonical_dtype},
+    {"grid_plan", &State::grid_plan},
     {"torch_check", &State::torch_check},
 };
 

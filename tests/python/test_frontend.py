@@ -6,6 +6,7 @@ arguments a grid sees, errors, the compiled kernel's hash, routing and fallback.
 CTest runs this file as `pytest_frontend`, with the stand-in libcuda first on the library
 path; the plain pytest run skips it.
 """
+import contextlib
 import ctypes
 import logging
 import os
@@ -34,6 +35,8 @@ import descriptor_kernels as D  # noqa: E402
 import frontend_kernels as K  # noqa: E402
 import gluon_kernels as G  # noqa: E402
 import tuple_kernels as T  # noqa: E402
+
+import stand_in_driver  # noqa: E402
 
 
 class FakeLaunches(ctypes.Structure):
@@ -437,6 +440,71 @@ def test_a_tuple_grid_is_read_as_triton_reads_it(rt, recording):
     for grid in ((3, ), [2, 2], (1, 2, 3, 4)):
         _, _, launch = both_launch(rt, recording, K.add_kernel, grid, *args)
         assert launch[1] == (tuple(grid) + (1, 1))[:3]
+
+
+@contextlib.contextmanager
+def calls_of(function):
+    """A list that counts the Python calls of `function`'s code while the block runs."""
+    calls = []
+
+    def profile(frame, event, _):
+        if event == "call" and frame.f_code is function.__code__:
+            calls.append(1)
+
+    sys.setprofile(profile)
+    try:
+        yield calls
+    finally:
+        sys.setprofile(None)
+
+
+def memoized_grid_launch(rt, n, rows):
+    """A launch whose grid is a library's lambda over the calling function's values; the grid
+    the stand-in driver got and the lambda."""
+    grid = lambda meta: (triton.cdiv(n, meta["BLOCK"]), rows)  # noqa: E731
+    with calls_of(grid) as calls:
+        rt.launcher(K.add_kernel)[grid](pointer(), pointer(), pointer(), n, BLOCK=64)
+    return tuple(stand_in_driver.last_launch().grid), len(calls)
+
+
+def test_a_grid_that_reads_only_values_runs_once_per_value_it_reads(rt, recording):
+    assert memoized_grid_launch(rt, 1000, 3) == ((16, 3, 1), 1)
+    assert memoized_grid_launch(rt, 1000, 3) == ((16, 3, 1), 0)  # a new lambda, the same code and values
+    assert memoized_grid_launch(rt, 1000, 5) == ((16, 5, 1), 1)  # a cell read another value
+    assert memoized_grid_launch(rt, 2000, 5) == ((32, 5, 1), 1)
+    assert memoized_grid_launch(rt, 1000, 3) == ((16, 3, 1), 0)
+    grid = lambda meta: (triton.cdiv(meta["n"], meta["BLOCK"]), )  # noqa: E731  # META's items are read too
+    runs = []
+    for n in (640, 640, 650):
+        with calls_of(grid) as calls:
+            rt.launcher(K.add_kernel)[grid](pointer(), pointer(), pointer(), n, BLOCK=64)
+        runs.append((stand_in_driver.last_launch().grid[0], len(calls)))
+    assert runs == [(10, 1), (10, 0), (11, 1)]
+
+
+def test_a_grid_runs_again_when_a_name_it_calls_names_another_function(rt, recording, monkeypatch):
+    assert memoized_grid_launch(rt, 3000, 2) == ((47, 2, 1), 1)
+    assert memoized_grid_launch(rt, 3000, 2) == ((47, 2, 1), 0)
+    monkeypatch.setattr(triton, "cdiv", lambda a, b: 7)
+    assert memoized_grid_launch(rt, 3000, 2) == ((7, 2, 1), 1)
+
+
+def test_a_grid_that_reads_anything_else_runs_every_launch(rt, recording):
+    rows = [2]
+    grid = lambda meta: (len(rows), rows[0])  # noqa: E731  # a list may change under the same identity
+    counts = []
+    for value in (2, 2, 4):
+        rows[0] = value
+        with calls_of(grid) as calls:
+            rt.launcher(K.add_kernel)[grid](pointer(), pointer(), pointer(), 64)
+        counts.append(len(calls))
+        assert tuple(stand_in_driver.last_launch().grid) == (1, value, 1)
+    assert counts == [1, 1, 1]
+    printed = lambda meta: (print(end="") or 1, )  # noqa: E731
+    for _ in range(2):
+        with calls_of(printed) as calls:
+            rt.launcher(K.add_kernel)[printed](pointer(), pointer(), pointer(), 64)
+        assert len(calls) == 1
 
 
 ERRORS = {

@@ -7,7 +7,6 @@ Where the installed Triton's launcher cannot launch such a kernel (3.6), tritonr
 CTest runs this file as `pytest_frontend_tuples` (with the pinned and the newest Triton), with
 the stand-in libcuda first on the library path; the plain pytest run skips it.
 """
-import ctypes
 import logging
 import os
 import sys
@@ -28,28 +27,13 @@ from triton_reference import (HostPointer, RecordingDriver, launch_parameters, p
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "kernels"))
 import tuple_kernels as T  # noqa: E402
 
-
-class FakeLaunch(ctypes.Structure):
-    """A launch as the stand-in driver records it (tests/support/fake_cuda/fake_cuda.h)."""
-    _fields_ = [("sequence", ctypes.c_uint64), ("function", ctypes.c_void_p), ("stream", ctypes.c_void_p),
-                ("context", ctypes.c_void_p), ("name", ctypes.c_char * 128), ("grid", ctypes.c_uint32 * 3),
-                ("block", ctypes.c_uint32 * 3), ("shared_bytes", ctypes.c_uint32), ("cluster", ctypes.c_uint32 * 3),
-                ("pdl", ctypes.c_int32), ("cooperative", ctypes.c_int32), ("via_ex", ctypes.c_int32),
-                ("from_graph", ctypes.c_int32), ("start_us", ctypes.c_double), ("end_us", ctypes.c_double),
-                ("param_count", ctypes.c_uint32), ("param_bytes", ctypes.c_uint32),
-                ("param_offset", ctypes.c_uint16 * 128), ("param_size", ctypes.c_uint16 * 128),
-                ("params", ctypes.c_ubyte * 4096)]
+import stand_in_driver  # noqa: E402
 
 
 def last_launch():
     """(launches so far, the last one's parameters as bytes each) on the stand-in driver."""
-    lib = ctypes.CDLL("libcuda.so.1")
-    lib.fake_cuda_last_launches.restype = ctypes.c_size_t
-    launch = FakeLaunch()
-    count = lib.fake_cuda_last_launches(ctypes.byref(launch), 1)
-    params = [bytes(launch.params[launch.param_offset[i]:launch.param_offset[i] + launch.param_size[i]])
-              for i in range(launch.param_count)]
-    return (launch.sequence if count else 0), params
+    launch = stand_in_driver.last_launch()
+    return launch.sequence, launch.parameters()
 
 
 @pytest.fixture(scope="module")

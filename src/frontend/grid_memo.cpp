@@ -1,0 +1,173 @@
+// grid(META) answered from a memo (grid_memo.h): the plan read from Python once per code
+// object and kernel, then, per launch, the names checked and the values read into a key.
+
+#include "frontend/grid_memo.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
+#include "frontend/kernel.h"
+
+namespace tritonrt::frontend {
+namespace {
+
+// A kernel keeps memos for this many grid functions' codes; another one is called every launch.
+constexpr std::size_t kCodesPerKernel = 8;
+// Grids kept per memo; the memo starts again empty past it.
+constexpr std::size_t kGridsPerMemo = 256;
+
+enum : std::int64_t { kInt = 1, kBool, kNone, kFloat, kTuple };
+
+bool put(GridKey& key, std::int64_t word) {
+  if (key.size == GridKey::kWords) return false;
+  key.words[key.size++] = word;
+  return true;
+}
+
+// A plain value into the key: an int that fits 64 bits, a bool, None, a float, or a tuple of
+// those (torch.Size among them); false for anything else, with no exception left set.
+bool encode(PyObject* value, GridKey& key, bool in_tuple = false) {
+  if (PyLong_CheckExact(value)) {
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+    return overflow == 0 && put(key, kInt) && put(key, v);
+  }
+  if (PyBool_Check(value)) return put(key, kBool) && put(key, value == Py_True);
+  if (value == Py_None) return put(key, kNone);
+  if (PyFloat_CheckExact(value)) {
+    return put(key, kFloat) && put(key, std::bit_cast<std::int64_t>(PyFloat_AS_DOUBLE(value)));
+  }
+  if (!in_tuple && PyTuple_Check(value)) {
+    const Py_ssize_t size = PyTuple_GET_SIZE(value);
+    if (!put(key, kTuple) || !put(key, size)) return false;
+    for (Py_ssize_t i = 0; i < size; ++i) {
+      if (!encode(PyTuple_GET_ITEM(value, i), key, true)) return false;
+    }
+    return true;
+  }
+  return false;
+}
+
+// What a global name of `f` names, its module's value else a builtin (borrowed); null where
+// neither has it.
+PyObject* global(PyFunctionObject* f, PyObject* name) {
+  PyObject* found = PyDict_GetItemWithError(f->func_globals, name);
+  if (found == nullptr && !PyErr_Occurred() && PyDict_Check(f->func_builtins)) {
+    found = PyDict_GetItemWithError(f->func_builtins, name);
+  }
+  PyErr_Clear();
+  return found;
+}
+
+}  // namespace
+
+bool GridKey::operator==(const GridKey& other) const noexcept {
+  return size == other.size && std::memcmp(words, other.words, size * sizeof(words[0])) == 0;
+}
+
+std::size_t GridKeyHash::operator()(const GridKey& key) const noexcept {
+  std::uint64_t h = 0x9e3779b97f4a7c15ull ^ key.size;
+  for (std::uint32_t i = 0; i < key.size; ++i) {
+    h ^= static_cast<std::uint64_t>(key.words[i]) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  }
+  return static_cast<std::size_t>(h);
+}
+
+GridMemo* GridMemo::of(Plan& plan, PyObject* grid) {
+  if (!PyFunction_Check(grid)) return nullptr;
+  PyObject* code = PyFunction_GET_CODE(grid);
+  for (const auto& memo : plan.grids) {
+    if (memo->code_ == code) return memo->usable_ ? memo.get() : nullptr;
+  }
+  if (plan.grids.size() == kCodesPerKernel) return nullptr;
+  std::unique_ptr<GridMemo> memo(new GridMemo);
+  memo->code_ = Py_NewRef(code);
+  GridMemo* made = plan.grids.emplace_back(std::move(memo)).get();
+  // (keys, checks, values), or None: see python/tritonrt/_grids.py.
+  Ref read(PyObject_CallOneArg(state().grid_plan, grid));
+  PyObject *keys, *checks, *values;
+  if (!read || read.get() == Py_None ||
+      !PyArg_ParseTuple(read.get(), "O!O!O!", &PyTuple_Type, &keys, &PyTuple_Type, &checks, &PyTuple_Type, &values)) {
+    PyErr_Clear();  // a grid the plan cannot read is called, as Triton calls it
+    return nullptr;
+  }
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(keys); ++i) {
+    PyObject* key = PyTuple_GET_ITEM(keys, i);
+    const auto at = std::find_if(plan.params.begin(), plan.params.end(), [&](const Param& q) {
+      return PyUnicode_Check(key) && PyUnicode_Compare(q.name, key) == 0;
+    });
+    if (at == plan.params.end()) return nullptr;  // not in META: the function raises, as on Triton's path
+    made->params_.push_back(static_cast<std::size_t>(at - plan.params.begin()));
+  }
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(checks); ++i) {
+    PyObject *name, *attributes, *expected;
+    if (!PyArg_ParseTuple(PyTuple_GET_ITEM(checks, i), "UO!O", &name, &PyTuple_Type, &attributes, &expected)) {
+      PyErr_Clear();
+      return nullptr;
+    }
+    Check check{Py_NewRef(name), {}, Py_NewRef(expected)};
+    for (Py_ssize_t a = 0; a < PyTuple_GET_SIZE(attributes); ++a) {
+      check.attributes.push_back(Py_NewRef(PyTuple_GET_ITEM(attributes, a)));
+    }
+    made->checks_.push_back(std::move(check));
+  }
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(values); ++i)
+    made->values_.push_back(Py_NewRef(PyTuple_GET_ITEM(values, i)));
+  made->usable_ = true;
+  return made;
+}
+
+GridMemo::~GridMemo() {
+  Py_XDECREF(code_);
+  for (Check& c : checks_) {
+    Py_DECREF(c.name);
+    for (PyObject* a : c.attributes) Py_DECREF(a);
+    Py_DECREF(c.expected);
+  }
+  for (PyObject* v : values_) Py_DECREF(v);
+}
+
+bool GridMemo::key(PyObject* grid, std::span<PyObject* const> meta, GridKey& out) const {
+  auto* f = reinterpret_cast<PyFunctionObject*>(grid);
+  // Defaults set on the function after the plan was read: what it reads is no longer known.
+  if (f->func_defaults != nullptr || f->func_kwdefaults != nullptr) return false;
+  for (const Check& c : checks_) {
+    PyObject* at = global(f, c.name);
+    Ref held;
+    for (PyObject* attribute : c.attributes) {
+      if (at == nullptr) break;
+      held = Ref(PyObject_GetAttr(at, attribute));
+      at = held.get();
+    }
+    PyErr_Clear();
+    if (at != c.expected) return false;
+  }
+  out.size = 0;
+  if (PyObject* cells = f->func_closure) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(cells); ++i) {
+      PyObject* value = PyCell_GET(PyTuple_GET_ITEM(cells, i));
+      if (value == nullptr || !encode(value, out)) return false;
+    }
+  }
+  for (PyObject* name : values_) {
+    PyObject* value = global(f, name);
+    if (value == nullptr || !encode(value, out)) return false;
+  }
+  for (PyObject* value : meta) {
+    if (!encode(value, out)) return false;
+  }
+  return true;
+}
+
+const Grid* GridMemo::find(const GridKey& key) const {
+  const auto it = grids_.find(key);
+  return it == grids_.end() ? nullptr : &it->second;
+}
+
+void GridMemo::store(const GridKey& key, const Grid& grid) {
+  if (grids_.size() == kGridsPerMemo) grids_.clear();
+  grids_.emplace(key, grid);
+}
+
+}  // namespace tritonrt::frontend
