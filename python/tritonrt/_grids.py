@@ -9,11 +9,12 @@ known to be pure, the launch keeps its result per distinct value of what it read
 it again only for values it has not seen.
 
 `plan(function)` reads the function's bytecode once per code object and says what a call
-reads, or None where the function does anything else (a jump, an attribute of a value, a call
-of any other function, a default argument, ...): then it is called on every launch, as
-Triton's path calls it. The launch checks on every call that each global name the plan
-resolved still names the same object, and reads the values again; those that are not plain
-values (an int, float, bool, None, or a tuple of them) make it call the function instead.
+reads, or None where the function does anything else (a jump, an exception handler, an
+attribute of a value, a call of any other function, a default argument, ...): then it is
+called on every launch, as Triton's path calls it. The launch checks on every call that each
+global name the plan resolved still names the same object running the same code, and reads the
+values again; those that are not plain values (an int, float, bool, None, or a tuple or
+torch.Size of them; no other subclass) make it call the function instead.
 """
 import dis
 import math
@@ -45,6 +46,21 @@ class _NotPure(Exception):
     pass
 
 
+def _identity(path, obj):
+    """The checks that a pure function a global path names is still `obj`, running the same
+    code: a Python function's `__code__`, and the function a wrapper such as Triton's
+    `constexpr_function` (triton.cdiv) calls, its `fn`, with that one's `__code__`."""
+    name, attributes = path
+    checks = [(name, attributes, obj)]
+    inner = getattr(obj, "fn", None) if not isinstance(obj, types.FunctionType) else None
+    if isinstance(inner, types.FunctionType):
+        checks.append((name, attributes + ("fn", ), inner))
+        checks.append((name, attributes + ("fn", "__code__"), inner.__code__))
+    if isinstance(obj, types.FunctionType):
+        checks.append((name, attributes + ("__code__", ), obj.__code__))
+    return checks
+
+
 def _resolve(function, name):
     """The object a global name of the function names: its module's, else a builtin."""
     if name in function.__globals__:
@@ -74,6 +90,10 @@ def _plan(function):
             or code.co_flags & (0x04 | 0x08 | 0x20 | 0x80 | 0x100 | 0x200)  # *args, **kw, generator, coroutine
             or function.__defaults__ or function.__kwdefaults__ or code.co_cellvars):
         raise _NotPure("its signature")
+    if getattr(code, "co_exceptiontable", b""):
+        raise _NotPure("a handler, which the reading below does not follow")
+    if type(function.__globals__) is not dict or type(function.__builtins__) is not dict:
+        raise _NotPure("namespaces that may run code when read")
     pure = _pure_functions()
     keys, checks, values = [], [], []
     stack = []
@@ -85,10 +105,9 @@ def _plan(function):
         del stack[-n:]
         return taken
 
-    for ins in dis.get_instructions(code):
+    instructions = [ins for ins in dis.get_instructions(code) if ins.opname not in _NO_EFFECT]
+    for at, ins in enumerate(instructions):
         op = ins.opname
-        if op in _NO_EFFECT:
-            continue
         if op in ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW") and ins.arg == 0:
             stack.append((_META, ))
         elif op == "LOAD_DEREF" and ins.argval in code.co_freevars:
@@ -137,17 +156,17 @@ def _plan(function):
             if (len(callee) != 1 or callee[0][0] != "object" or id(callee[0][1]) not in pure
                     or any(a[0] not in (_VALUE, "const") for a in arguments)):
                 raise _NotPure("a call")
-            checks.append(callee[0][2] + (callee[0][1], ))
+            checks.extend(_identity(callee[0][2], callee[0][1]))
             stack.append((_VALUE, ))
         elif op in ("BUILD_TUPLE", "BUILD_LIST"):
             if any(o[0] not in (_VALUE, "const") for o in pop(ins.arg)):
                 raise _NotPure(op)
             stack.append((_VALUE, ))
-        elif op == "RETURN_VALUE":
-            if pop()[0][0] not in (_VALUE, "const"):
+        elif op in ("RETURN_VALUE", "RETURN_CONST"):
+            if op == "RETURN_VALUE" and pop()[0][0] not in (_VALUE, "const"):
                 raise _NotPure("what it returns")
-            break
-        elif op == "RETURN_CONST":
+            if at != len(instructions) - 1:
+                raise _NotPure("code after its return")
             break
         else:
             raise _NotPure(op)

@@ -197,6 +197,7 @@ def _setup():
             grid_plan=_grids.plan,
             torch_check=_torch_driver,
             tensor_type=sys.modules["torch"].Tensor if "torch" in sys.modules else None,
+            size_type=sys.modules["torch"].Size if "torch" in sys.modules else None,
             descriptor_type=_descriptor_type("triton.tools.tensor_descriptor"),
             gluon_descriptor_type=_descriptor_type("triton.experimental.gluon.nvidia.hopper"),
             torch_api=_torch_api(),

@@ -72,6 +72,7 @@ struct State {
   PyObject* canonical_dtype = nullptr;        ///< Python: Triton's name of a dtype object, or None
   PyObject* grid_plan = nullptr;              ///< Python: what a grid function reads, or None (_grids.plan)
   PyObject* tensor_type = nullptr;            ///< torch.Tensor, when torch is imported
+  PyObject* size_type = nullptr;              ///< torch.Size, when torch is imported
   PyObject* descriptor_type = nullptr;        ///< triton.tools.tensor_descriptor.TensorDescriptor
   PyObject* gluon_descriptor_type = nullptr;  ///< triton.experimental.gluon.nvidia.hopper.TensorDescriptor
   PyObject* compiler_namespace = nullptr;     ///< vars(torch.compiler), whose _is_compiling_flag is_compiling() reads

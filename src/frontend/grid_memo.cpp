@@ -12,8 +12,9 @@
 namespace tritonrt::frontend {
 namespace {
 
-// A kernel keeps memos for this many grid functions' codes; another one is called every launch.
-constexpr std::size_t kCodesPerKernel = 8;
+// A kernel keeps memos (or the word that a code has none) for this many grid functions' codes;
+// another one is called every launch.
+constexpr std::size_t kCodesPerKernel = 32;
 // Grids kept per memo; the memo starts again empty past it.
 constexpr std::size_t kGridsPerMemo = 256;
 
@@ -26,7 +27,8 @@ bool put(GridKey& key, std::int64_t word) {
 }
 
 // A plain value into the key: an int that fits 64 bits, a bool, None, a float, or a tuple of
-// those (torch.Size among them); false for anything else, with no exception left set.
+// those (a torch.Size too; no other subclass, whose methods may run code); false for anything
+// else, with no exception left set.
 bool encode(PyObject* value, GridKey& key, bool in_tuple = false) {
   if (PyLong_CheckExact(value)) {
     int overflow = 0;
@@ -38,7 +40,9 @@ bool encode(PyObject* value, GridKey& key, bool in_tuple = false) {
   if (PyFloat_CheckExact(value)) {
     return put(key, kFloat) && put(key, std::bit_cast<std::int64_t>(PyFloat_AS_DOUBLE(value)));
   }
-  if (!in_tuple && PyTuple_Check(value)) {
+  if (!in_tuple &&
+      (PyTuple_CheckExact(value) ||
+       (state().size_type != nullptr && Py_TYPE(value) == reinterpret_cast<PyTypeObject*>(state().size_type)))) {
     const Py_ssize_t size = PyTuple_GET_SIZE(value);
     if (!put(key, kTuple) || !put(key, size)) return false;
     for (Py_ssize_t i = 0; i < size; ++i) {
@@ -50,12 +54,10 @@ bool encode(PyObject* value, GridKey& key, bool in_tuple = false) {
 }
 
 // What a global name of `f` names, its module's value else a builtin (borrowed); null where
-// neither has it.
+// neither has it. Both are plain dicts (key() checks), so nothing runs reading them.
 PyObject* global(PyFunctionObject* f, PyObject* name) {
   PyObject* found = PyDict_GetItemWithError(f->func_globals, name);
-  if (found == nullptr && !PyErr_Occurred() && PyDict_Check(f->func_builtins)) {
-    found = PyDict_GetItemWithError(f->func_builtins, name);
-  }
+  if (found == nullptr && !PyErr_Occurred()) found = PyDict_GetItemWithError(f->func_builtins, name);
   PyErr_Clear();
   return found;
 }
@@ -74,37 +76,43 @@ std::size_t GridKeyHash::operator()(const GridKey& key) const noexcept {
   return static_cast<std::size_t>(h);
 }
 
-GridMemo* GridMemo::of(Plan& plan, PyObject* grid) {
-  if (!PyFunction_Check(grid)) return nullptr;
+bool GridMemo::of(Plan& plan, PyObject* grid, GridMemo*& out) {
+  out = nullptr;
+  if (!PyFunction_Check(grid)) return true;
   PyObject* code = PyFunction_GET_CODE(grid);
   for (const auto& memo : plan.grids) {
-    if (memo->code_ == code) return memo->usable_ ? memo.get() : nullptr;
+    if (memo->code_ == code) {
+      if (memo->usable_) out = memo.get();
+      return true;
+    }
   }
-  if (plan.grids.size() == kCodesPerKernel) return nullptr;
+  if (plan.grids.size() == kCodesPerKernel) return true;
+  // (keys, checks, values), or None: see python/tritonrt/_grids.py. Where reading it raised
+  // (an interrupt), the call raises, and the code is read again next time.
+  Ref read(PyObject_CallOneArg(state().grid_plan, grid));
+  if (!read) return false;
   std::unique_ptr<GridMemo> memo(new GridMemo);
   memo->code_ = Py_NewRef(code);
   GridMemo* made = plan.grids.emplace_back(std::move(memo)).get();
-  // (keys, checks, values), or None: see python/tritonrt/_grids.py.
-  Ref read(PyObject_CallOneArg(state().grid_plan, grid));
   PyObject *keys, *checks, *values;
-  if (!read || read.get() == Py_None ||
+  if (read.get() == Py_None ||
       !PyArg_ParseTuple(read.get(), "O!O!O!", &PyTuple_Type, &keys, &PyTuple_Type, &checks, &PyTuple_Type, &values)) {
     PyErr_Clear();  // a grid the plan cannot read is called, as Triton calls it
-    return nullptr;
+    return true;
   }
   for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(keys); ++i) {
     PyObject* key = PyTuple_GET_ITEM(keys, i);
     const auto at = std::find_if(plan.params.begin(), plan.params.end(), [&](const Param& q) {
       return PyUnicode_Check(key) && PyUnicode_Compare(q.name, key) == 0;
     });
-    if (at == plan.params.end()) return nullptr;  // not in META: the function raises, as on Triton's path
+    if (at == plan.params.end()) return true;  // not in META: the function raises, as on Triton's path
     made->params_.push_back(static_cast<std::size_t>(at - plan.params.begin()));
   }
   for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(checks); ++i) {
     PyObject *name, *attributes, *expected;
     if (!PyArg_ParseTuple(PyTuple_GET_ITEM(checks, i), "UO!O", &name, &PyTuple_Type, &attributes, &expected)) {
       PyErr_Clear();
-      return nullptr;
+      return true;
     }
     Check check{Py_NewRef(name), {}, Py_NewRef(expected)};
     for (Py_ssize_t a = 0; a < PyTuple_GET_SIZE(attributes); ++a) {
@@ -115,7 +123,8 @@ GridMemo* GridMemo::of(Plan& plan, PyObject* grid) {
   for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(values); ++i)
     made->values_.push_back(Py_NewRef(PyTuple_GET_ITEM(values, i)));
   made->usable_ = true;
-  return made;
+  out = made;
+  return true;
 }
 
 GridMemo::~GridMemo() {
@@ -131,7 +140,11 @@ GridMemo::~GridMemo() {
 bool GridMemo::key(PyObject* grid, std::span<PyObject* const> meta, GridKey& out) const {
   auto* f = reinterpret_cast<PyFunctionObject*>(grid);
   // Defaults set on the function after the plan was read: what it reads is no longer known.
-  if (f->func_defaults != nullptr || f->func_kwdefaults != nullptr) return false;
+  // Namespaces of a dict subclass: reading a name may run their own code.
+  if (f->func_defaults != nullptr || f->func_kwdefaults != nullptr || !PyDict_CheckExact(f->func_globals) ||
+      !PyDict_CheckExact(f->func_builtins)) {
+    return false;
+  }
   for (const Check& c : checks_) {
     PyObject* at = global(f, c.name);
     Ref held;

@@ -33,9 +33,10 @@ struct GridKeyHash {
 /// The memo of one grid function's code, for one kernel.
 class GridMemo {
  public:
-  /// The memo for `grid` (a function) in `plan`, made on its code's first sight; null where the
-  /// grid is not one the memo may answer for (then it is called every launch).
-  static GridMemo* of(Plan& plan, PyObject* grid);
+  /// The memo for `grid` in `plan` into `out`, made on its code's first sight; null where the
+  /// grid is not one the memo may answer for (then it is called every launch). False with a
+  /// Python exception set where reading the function raised.
+  static bool of(Plan& plan, PyObject* grid, GridMemo*& out);
   ~GridMemo();
   GridMemo(const GridMemo&) = delete;
   GridMemo& operator=(const GridMemo&) = delete;

@@ -99,7 +99,9 @@ struct GridCall {
     Ref result(PyObject_CallOneArg(grid, meta.get()));
     Grid out;
     if (!result || !grid_of(result.get(), out)) throw PythonRaised{};
-    if (keyed) memo->store(key, out);
+    // Kept only where what it read is still what the key holds (another thread may have run).
+    GridKey after;
+    if (keyed && memo_key(values, after) && after == key) memo->store(key, out);
     return out;
   }
 
@@ -254,7 +256,9 @@ PyObject* launch(KernelObject* k, Call& c) {
   if (!device_and_stream(device, config.stream)) return nullptr;
   config.options = binding.options;
   const bool callable_grid = Py_TYPE(c.grid) != &PyTuple_Type && PyCallable_Check(c.grid);
-  const GridCall grid_call{k, c.grid, objects, callable_grid ? GridMemo::of(p, c.grid) : nullptr};
+  GridMemo* memo = nullptr;
+  if (callable_grid && !GridMemo::of(p, c.grid, memo)) return nullptr;
+  const GridCall grid_call{k, c.grid, objects, memo};
   if (callable_grid) {
     config.grid_fn = [call = &grid_call](const BoundArgs& bound) { return (*call)(bound); };
   } else if (!grid_of(c.grid, config.grid)) {

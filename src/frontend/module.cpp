@@ -74,7 +74,8 @@ PyObject* setup(PyObject*, PyObject* args, PyObject* kwargs) {
   PyObject* tensor_type = PyDict_GetItemString(kwargs, "tensor_type");
   Py_XSETREF(s.tensor_type, tensor_type != nullptr && tensor_type != Py_None ? Py_NewRef(tensor_type) : nullptr);
   for (auto [name, field] : {std::pair{"descriptor_type", &State::descriptor_type},
-                             std::pair{"gluon_descriptor_type", &State::gluon_descriptor_type}}) {
+                             std::pair{"gluon_descriptor_type", &State::gluon_descriptor_type},
+                             std::pair{"size_type", &State::size_type}}) {
     PyObject* type = PyDict_GetItemString(kwargs, name);
     Py_XSETREF(s.*field, type != nullptr && PyType_Check(type) ? Py_NewRef(type) : nullptr);
   }

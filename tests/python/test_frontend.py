@@ -485,8 +485,12 @@ def test_a_grid_that_reads_only_values_runs_once_per_value_it_reads(rt, recordin
 def test_a_grid_runs_again_when_a_name_it_calls_names_another_function(rt, recording, monkeypatch):
     assert memoized_grid_launch(rt, 3000, 2) == ((47, 2, 1), 1)
     assert memoized_grid_launch(rt, 3000, 2) == ((47, 2, 1), 0)
-    monkeypatch.setattr(triton, "cdiv", lambda a, b: 7)
-    assert memoized_grid_launch(rt, 3000, 2) == ((7, 2, 1), 1)
+    with monkeypatch.context() as patched:
+        patched.setattr(triton, "cdiv", lambda a, b: 7)
+        assert memoized_grid_launch(rt, 3000, 2) == ((7, 2, 1), 1)
+    assert memoized_grid_launch(rt, 3000, 2) == ((47, 2, 1), 0)
+    monkeypatch.setattr(triton.cdiv, "fn", lambda a, b: 9)  # the same wrapper, another function inside
+    assert memoized_grid_launch(rt, 3000, 2) == ((9, 2, 1), 1)
 
 
 def test_a_grid_that_reads_anything_else_runs_every_launch(rt, recording):
@@ -500,6 +504,19 @@ def test_a_grid_that_reads_anything_else_runs_every_launch(rt, recording):
         counts.append(len(calls))
         assert tuple(stand_in_driver.last_launch().grid) == (1, value, 1)
     assert counts == [1, 1, 1]
+    class Padded(tuple):  # a tuple whose methods run code of their own
+        pad = 0
+
+        def __len__(self):
+            return tuple.__len__(self) + Padded.pad
+
+    shape = Padded((1, 2))
+    sized = lambda meta: (len(shape), )  # noqa: E731
+    for pad in (0, 0, 3):
+        Padded.pad = pad
+        with calls_of(sized) as calls:
+            rt.launcher(K.add_kernel)[sized](pointer(), pointer(), pointer(), 64)
+        assert len(calls) == 1 and stand_in_driver.last_launch().grid[0] == 2 + pad
     printed = lambda meta: (print(end="") or 1, )  # noqa: E731
     for _ in range(2):
         with calls_of(printed) as calls:

@@ -2,7 +2,9 @@
 what it must read for a call. Grids as kernel libraries write them are memoized; a grid that
 could depend on anything but what the plan names is called on every launch (the launch itself
 is tested on the stand-in driver in test_frontend.py)."""
+import builtins
 import math
+import types
 
 import pytest
 import triton
@@ -29,19 +31,26 @@ def library_grids(N, M, v_shape):
     }
 
 
-EXPECTED = {
-    "liger dyt": (("BLOCK_N", ), (("triton", ("cdiv", ), triton.cdiv), ), ()),
-    "FlagGems mm": (("BLOCK_M", "BLOCK_N"), (("triton", ("cdiv", ), triton.cdiv), ), ()),
-    "FlagGems shape": (("BLOCK_ROW_SIZE", ), (("triton", ("cdiv", ), triton.cdiv), ), ()),
-    "tutorial": (("n_elements", "BLOCK_SIZE"), (("triton", ("cdiv", ), triton.cdiv), ), ()),
-    "persistent": (("BLOCK_M", "BLOCK_N"), (("triton", ("cdiv", ), triton.cdiv), ("min", (), min)), ("NUM_SMS", )),
-    "builtins and math": (("B", ), (("max", (), max), ("math", ("ceil", ), math.ceil), ("len", (), len)), ()),
+CDIV = [("triton", ("cdiv", )), ("triton", ("cdiv", "fn")), ("triton", ("cdiv", "fn", "__code__"))]
+EXPECTED = {  # (META items read, the names checked and the attributes read from them, global values read)
+    "liger dyt": (("BLOCK_N", ), CDIV, ()),
+    "FlagGems mm": (("BLOCK_M", "BLOCK_N"), CDIV, ()),
+    "FlagGems shape": (("BLOCK_ROW_SIZE", ), CDIV, ()),
+    "tutorial": (("n_elements", "BLOCK_SIZE"), CDIV, ()),
+    "persistent": (("BLOCK_M", "BLOCK_N"), CDIV + [("min", ())], ("NUM_SMS", )),
+    "builtins and math": (("B", ), [("max", ()), ("math", ("ceil", )), ("len", ())], ()),
 }
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_a_library_grid_reads_meta_items_cells_and_module_values_only(plan, name):
-    assert plan(library_grids(4096, 64, (2, 3))[name]) == EXPECTED[name]
+    keys, checks, values = plan(library_grids(4096, 64, (2, 3))[name])
+    assert (keys, [(n, a) for n, a, _ in checks], values) == EXPECTED[name]
+    for name, attributes, expected in checks:  # each check holds what the path names now
+        found = globals().get(name, getattr(builtins, name, None))
+        for attribute in attributes:
+            found = getattr(found, attribute)
+        assert found is expected
 
 
 class Shape:
@@ -55,6 +64,15 @@ def impure_grids(x, rows):
             total += r
         return (total, )
 
+    def handled(meta):  # a handler's code is reached only by the exception table
+        try:
+            return (64 // meta["B"], )
+        except ZeroDivisionError:
+            return (len(rows), )
+
+    class Namespace(dict):
+        pass
+
     return {
         "a method of a value": lambda meta: (triton.cdiv(x.bit_length(), meta["B"]), ),
         "an attribute of a value": lambda meta: (Shape.rows, ),
@@ -66,6 +84,8 @@ def impure_grids(x, rows):
         "a keyword call": lambda meta: (round(x, ndigits=1), ),
         "statements": defined,
         "a nested function": lambda meta: ((lambda: x)(), ),
+        "an exception handler": handled,
+        "globals of a dict subclass": types.FunctionType((lambda meta: (NUM_SMS, )).__code__, Namespace(globals())),
     }
 
 
