@@ -85,9 +85,6 @@ inline bool CacheEntry::matches(CallCodes call, std::span<const Arg> args, const
   static_assert(sizeof(ParamCode) == 2 && std::is_trivially_copyable_v<ParamCode>);
   const std::span<const ParamCode> call_codes = call.params;
   if (call_codes.size() != codes.size() || !(call_options == options)) return false;
-  if (!call.tuples.empty() || !tuple_codes.empty()) [[unlikely]] {
-    if (!std::ranges::equal(call.tuples, tuple_codes) || !same_tuple_keys(args)) return false;
-  }
   // Whole words (a call to memcmp costs more for these few bytes).
   const auto* a = reinterpret_cast<const unsigned char*>(call_codes.data());
   const auto* b = reinterpret_cast<const unsigned char*>(codes.data());
@@ -96,6 +93,10 @@ inline bool CacheEntry::matches(CallCodes call, std::span<const Arg> args, const
     std::memcpy(&x, a + i, 8);
     std::memcpy(&y, b + i, 8);
     if (x != y) return false;
+  }
+  // Tuples last: rare, and their descriptors are compared element by element.
+  if (!call.tuples.empty() || !tuple_codes.empty()) [[unlikely]] {
+    if (!std::ranges::equal(call.tuples, tuple_codes) || !same_tuple_keys(args)) return false;
   }
   for (const std::uint16_t c : constexpr_indices) {
     if (!same_constexpr(args[c], constexprs[c])) return false;

@@ -54,7 +54,11 @@ std::vector<DescriptorParam> descriptor_params(const Artifact& artifact, const K
   const ErrorSite site{signature.name};
   DescriptorWalk walk{rules, signature, {}};
   const auto& params = artifact.specialization.params;
-  for (std::size_t i = 0; i < params.size() && i < signature.params.size(); ++i) walk.visit(params[i], i, false);
+  if (params.size() != signature.params.size()) {
+    raise<ArtifactError>(site, "its specialization lists {} parameters, the kernel has {}", params.size(),
+                         signature.params.size());
+  }
+  for (std::size_t i = 0; i < params.size(); ++i) walk.visit(params[i], i, false);
   std::vector<DescriptorParam> out = std::move(walk.found);
   const auto& metas = artifact.metadata.tensordesc_meta;
   if (!metas.empty()) {

@@ -122,8 +122,9 @@ def launch_parameters(types, tensordesc_meta, args):
 
 # A CUtensorMap as the stand-in driver encodes it (tests/support/fake_cuda/fake_cuda.h).
 _TENSOR_MAP = struct.Struct("<IBBBBBB5BBQ5Q4Q5I")
-_SCALARS = {"i1": "<B", "i8": "<b", "i16": "<h", "i32": "<i", "i64": "<q", "u32": "<I", "u64": "<Q", "fp32": "<f",
-            "fp64": "<d"}
+# Scalars as Triton's launcher passes them (its ty_to_cpp; fp16 in its storage type).
+_SCALARS = {"i1": "<B", "i8": "<b", "i16": "<h", "i32": "<i", "i64": "<q", "u1": "<B", "u8": "<B", "u16": "<H",
+            "u32": "<I", "u64": "<Q", "fp16": "<e", "fp32": "<f", "fp64": "<d"}
 
 
 def parameter_mismatches(expected, params):
