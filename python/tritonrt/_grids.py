@@ -47,18 +47,19 @@ class _NotPure(Exception):
 
 
 def _identity(path, obj):
-    """The checks that a pure function a global path names is still `obj`, running the same
-    code: a Python function's `__code__`, and the function a wrapper such as Triton's
-    `constexpr_function` (triton.cdiv) calls, its `fn`, with that one's `__code__`."""
+    """The check that a pure function a global path names is still `obj`, running the same
+    code: (name, attributes, expected), `expected` the object each step of the path must reach
+    (Ellipsis: any), from the name's object on. A Python function's `__code__` is checked,
+    and so is the function a wrapper such as Triton's `constexpr_function` (triton.cdiv)
+    calls, its `fn`, with that one's `__code__`."""
     name, attributes = path
-    checks = [(name, attributes, obj)]
+    expected = (...,) * len(attributes) + (obj, )
     inner = getattr(obj, "fn", None) if not isinstance(obj, types.FunctionType) else None
     if isinstance(inner, types.FunctionType):
-        checks.append((name, attributes + ("fn", ), inner))
-        checks.append((name, attributes + ("fn", "__code__"), inner.__code__))
-    if isinstance(obj, types.FunctionType):
-        checks.append((name, attributes + ("__code__", ), obj.__code__))
-    return checks
+        attributes, expected = attributes + ("fn", "__code__"), expected + (inner, inner.__code__)
+    elif isinstance(obj, types.FunctionType):
+        attributes, expected = attributes + ("__code__", ), expected + (obj.__code__, )
+    return name, attributes, expected
 
 
 def _resolve(function, name):
@@ -72,10 +73,11 @@ def _resolve(function, name):
 
 def plan(function):
     """(keys, checks, values) for a grid function the launch may memoize, else None:
-    keys: the META items it reads, by name; checks: ((name, attributes, object), ...), each a
-    global name (and attributes of the module it names) that must still resolve to `object`,
-    its module's value else a builtin; values: the global names whose values it reads. The
-    cells of its closure are all read. None where the function may depend on anything else."""
+    keys: the META items it reads, by name; checks: ((name, attributes, expected), ...), each a
+    global name (its module's value else a builtin) and the attributes read from it in turn,
+    whose objects must still be those `expected` holds, one per step (Ellipsis: any); values:
+    the global names whose values it reads. The cells of its closure are all read. None where
+    the function may depend on anything else."""
     try:
         return _plan(function)
     except _NotPure:
@@ -156,7 +158,7 @@ def _plan(function):
             if (len(callee) != 1 or callee[0][0] != "object" or id(callee[0][1]) not in pure
                     or any(a[0] not in (_VALUE, "const") for a in arguments)):
                 raise _NotPure("a call")
-            checks.extend(_identity(callee[0][2], callee[0][1]))
+            checks.append(_identity(callee[0][2], callee[0][1]))
             stack.append((_VALUE, ))
         elif op in ("BUILD_TUPLE", "BUILD_LIST"):
             if any(o[0] not in (_VALUE, "const") for o in pop(ins.arg)):

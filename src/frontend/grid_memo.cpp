@@ -110,15 +110,22 @@ bool GridMemo::of(Plan& plan, PyObject* grid, GridMemo*& out) {
   }
   for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(checks); ++i) {
     PyObject *name, *attributes, *expected;
-    if (!PyArg_ParseTuple(PyTuple_GET_ITEM(checks, i), "UO!O", &name, &PyTuple_Type, &attributes, &expected)) {
+    if (!PyArg_ParseTuple(PyTuple_GET_ITEM(checks, i), "UO!O!", &name, &PyTuple_Type, &attributes, &PyTuple_Type,
+                          &expected) ||
+        PyTuple_GET_SIZE(expected) != PyTuple_GET_SIZE(attributes) + 1) {
       PyErr_Clear();
       return true;
     }
-    Check check{Py_NewRef(name), {}, Py_NewRef(expected)};
+    Check& check = made->checks_.emplace_back(Check{Py_NewRef(name), {}, {}});
     for (Py_ssize_t a = 0; a < PyTuple_GET_SIZE(attributes); ++a) {
-      check.attributes.push_back(Py_NewRef(PyTuple_GET_ITEM(attributes, a)));
+      PyObject* attribute = PyTuple_GET_ITEM(attributes, a);
+      const bool code = PyUnicode_Check(attribute) && PyUnicode_CompareWithASCIIString(attribute, "__code__") == 0;
+      check.attributes.push_back(code ? nullptr : Py_NewRef(attribute));
     }
-    made->checks_.push_back(std::move(check));
+    for (Py_ssize_t a = 0; a < PyTuple_GET_SIZE(expected); ++a) {
+      PyObject* step = PyTuple_GET_ITEM(expected, a);
+      check.expected.push_back(step == Py_Ellipsis ? nullptr : Py_NewRef(step));
+    }
   }
   for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(values); ++i)
     made->values_.push_back(Py_NewRef(PyTuple_GET_ITEM(values, i)));
@@ -131,8 +138,8 @@ GridMemo::~GridMemo() {
   Py_XDECREF(code_);
   for (Check& c : checks_) {
     Py_DECREF(c.name);
-    for (PyObject* a : c.attributes) Py_DECREF(a);
-    Py_DECREF(c.expected);
+    for (PyObject* a : c.attributes) Py_XDECREF(a);
+    for (PyObject* e : c.expected) Py_XDECREF(e);
   }
   for (PyObject* v : values_) Py_DECREF(v);
 }
@@ -148,13 +155,21 @@ bool GridMemo::key(PyObject* grid, std::span<PyObject* const> meta, GridKey& out
   for (const Check& c : checks_) {
     PyObject* at = global(f, c.name);
     Ref held;
-    for (PyObject* attribute : c.attributes) {
-      if (at == nullptr) break;
-      held = Ref(PyObject_GetAttr(at, attribute));
+    for (std::size_t step = 0;; ++step) {
+      if (at == nullptr || (c.expected[step] != nullptr && at != c.expected[step])) {
+        PyErr_Clear();
+        return false;
+      }
+      if (step == c.attributes.size()) break;
+      if (c.attributes[step] == nullptr) {
+        // A function's __code__, read directly: Python's getter raises an audit event, whose
+        // hooks (the index's observer among them) would cost more than the rest of the launch.
+        at = PyFunction_Check(at) ? PyFunction_GET_CODE(at) : nullptr;
+        continue;
+      }
+      held = Ref(PyObject_GetAttr(at, c.attributes[step]));
       at = held.get();
     }
-    PyErr_Clear();
-    if (at != c.expected) return false;
   }
   out.size = 0;
   if (PyObject* cells = f->func_closure) {

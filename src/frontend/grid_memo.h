@@ -53,8 +53,9 @@ class GridMemo {
  private:
   struct Check {
     PyObject* name;                     ///< a global name
-    std::vector<PyObject*> attributes;  ///< read in turn from what it names
-    PyObject* expected;                 ///< the object the chain must end at
+    std::vector<PyObject*> attributes;  ///< read in turn from what it names (null: a function's __code__)
+    /// The object each step must reach, from the name's on (null: any).
+    std::vector<PyObject*> expected;
   };
   GridMemo() = default;
 
