@@ -14,7 +14,9 @@ attribute of a value, a call of any other function, a default argument, ...): th
 called on every launch, as Triton's path calls it. The launch checks on every call that each
 global name the plan resolved still names the same object running the same code, and reads the
 values again; those that are not plain values (an int, float, bool, None, or a tuple or
-torch.Size of them; no other subclass) make it call the function instead.
+torch.Size of them; no other subclass) make it call the function instead. What the checks do
+not see: a pure function's class changed (its `__call__`), or the defaults, globals and
+closure of the function it runs.
 """
 import dis
 import math
@@ -174,4 +176,7 @@ def _plan(function):
             raise _NotPure(op)
     else:
         raise _NotPure("no return")
-    return tuple(dict.fromkeys(keys)), tuple(dict.fromkeys(checks)), tuple(dict.fromkeys(values))
+    unique = {}  # by name and attributes: hashing the objects may run their code (Triton's hash a kernel's source)
+    for check in checks:
+        unique.setdefault(check[:2], check)
+    return tuple(dict.fromkeys(keys)), tuple(unique.values()), tuple(dict.fromkeys(values))

@@ -18,7 +18,7 @@ constexpr std::size_t kCodesPerKernel = 32;
 // Grids kept per memo; the memo starts again empty past it.
 constexpr std::size_t kGridsPerMemo = 256;
 
-enum : std::int64_t { kInt = 1, kBool, kNone, kFloat, kTuple };
+enum : std::int64_t { kInt = 1, kBool, kNone, kFloat, kTuple, kSize };
 
 bool put(GridKey& key, std::int64_t word) {
   if (key.size == GridKey::kWords) return false;
@@ -40,11 +40,11 @@ bool encode(PyObject* value, GridKey& key, bool in_tuple = false) {
   if (PyFloat_CheckExact(value)) {
     return put(key, kFloat) && put(key, std::bit_cast<std::int64_t>(PyFloat_AS_DOUBLE(value)));
   }
-  if (!in_tuple &&
-      (PyTuple_CheckExact(value) ||
-       (state().size_type != nullptr && Py_TYPE(value) == reinterpret_cast<PyTypeObject*>(state().size_type)))) {
+  const bool size_object =
+      state().size_type != nullptr && Py_TYPE(value) == reinterpret_cast<PyTypeObject*>(state().size_type);
+  if (!in_tuple && (PyTuple_CheckExact(value) || size_object)) {  // a torch.Size prints otherwise: its own kind
     const Py_ssize_t size = PyTuple_GET_SIZE(value);
-    if (!put(key, kTuple) || !put(key, size)) return false;
+    if (!put(key, size_object ? kSize : kTuple) || !put(key, size)) return false;
     for (Py_ssize_t i = 0; i < size; ++i) {
       if (!encode(PyTuple_GET_ITEM(value, i), key, true)) return false;
     }
@@ -79,20 +79,26 @@ std::size_t GridKeyHash::operator()(const GridKey& key) const noexcept {
 bool GridMemo::of(Plan& plan, PyObject* grid, GridMemo*& out) {
   out = nullptr;
   if (!PyFunction_Check(grid)) return true;
-  PyObject* code = PyFunction_GET_CODE(grid);
-  for (const auto& memo : plan.grids) {
-    if (memo->code_ == code) {
-      if (memo->usable_) out = memo.get();
-      return true;
-    }
-  }
-  if (plan.grids.size() == kCodesPerKernel) return true;
-  // (keys, checks, values), or None: see python/tritonrt/_grids.py. Where reading it raised
-  // (an interrupt), the call raises, and the code is read again next time.
+  const Ref code(Py_NewRef(PyFunction_GET_CODE(grid)));
+  const auto known = [&] {
+    const auto it = std::ranges::find_if(plan.grids, [&](const auto& memo) { return memo->code_ == code.get(); });
+    if (it != plan.grids.end() && (*it)->usable_) out = it->get();
+    return it != plan.grids.end();
+  };
+  if (known() || plan.grids.size() >= kCodesPerKernel) return true;
+  // (keys, checks, values), or None: see python/tritonrt/_grids.py. Where reading it was
+  // interrupted, the call raises, and the code is read again next time; any other error
+  // leaves the function to be called every launch.
   Ref read(PyObject_CallOneArg(state().grid_plan, grid));
-  if (!read) return false;
+  if (!read) {
+    if (!PyErr_ExceptionMatches(PyExc_Exception)) return false;
+    PyErr_Clear();
+    read = Ref(Py_NewRef(Py_None));
+  }
+  // Python ran: the function may have another code now, or another thread added this one.
+  if (PyFunction_GET_CODE(grid) != code.get() || known() || plan.grids.size() >= kCodesPerKernel) return true;
   std::unique_ptr<GridMemo> memo(new GridMemo);
-  memo->code_ = Py_NewRef(code);
+  memo->code_ = Py_NewRef(code.get());
   GridMemo* made = plan.grids.emplace_back(std::move(memo)).get();
   PyObject *keys, *checks, *values;
   if (read.get() == Py_None ||
@@ -153,8 +159,8 @@ bool GridMemo::key(PyObject* grid, std::span<PyObject* const> meta, GridKey& out
     return false;
   }
   for (const Check& c : checks_) {
-    PyObject* at = global(f, c.name);
-    Ref held;
+    Ref held(Py_XNewRef(global(f, c.name)));  // held: reading an attribute may run code that rebinds the name
+    PyObject* at = held.get();
     for (std::size_t step = 0;; ++step) {
       if (at == nullptr || (c.expected[step] != nullptr && at != c.expected[step])) {
         PyErr_Clear();
