@@ -15,7 +15,7 @@
 #include "common/trace.h"
 #include "store/module_search.h"
 #include "compiler/python_discovery.h"
-#include "store/index.h"
+#include "store/kernel_records.h"
 #include "store/triton_cache.h"
 #include "tritonrt/version.h"
 
@@ -144,43 +144,21 @@ std::optional<std::string> moved_module(const KernelDescription& kernel) {
   return std::nullopt;
 }
 
-// Why the code Python imported for `kernel`, read from the index earlier in this process, is
-// not the code its record names, or nullopt when it is: the bridge's check of the imported
-// code against the files as they are now (a module imported before it was edited), then the
-// record against those files.
-std::optional<std::string> late_import_differs(const KernelIndex& index, const KernelDescription& kernel) {
-  try {
-    (void)python_side({kernel.name}, "checking the kernel against its files").compiler->kernel_dependencies(kernel);
-  } catch (const Error& e) {
-    return without_prefix(e.what());
-  }
-  std::string why;
-  const auto found = index.find_kernel(kernel.source, kernel.name, why);
-  if (!found) return why;
-  if (found->fingerprint != kernel.index_fingerprint) return "its record was replaced";
-  return moved_module(kernel);
-}
-
-// The index, when it holds `kernel`'s record: its records are filed under keys with that
-// record's fingerprint in front (fingerprinted). nullptr for a kernel not indexed, and for one
-// read from the index that Python, importing it later, found changed (what Python compiles then
-// is not the code the record names; said once).
-const KernelIndex* indexed(const KernelDescription& kernel) {
-  const KernelIndex* index = kernel.index_fingerprint.empty() ? nullptr : KernelIndex::get();
-  if (index == nullptr || kernel.late_import == nullptr) return index;
-  LateImport state = kernel.late_import->load();
-  if (state == LateImport::unchecked) {
-    const auto differs = late_import_differs(*index, kernel);
-    if (kernel.late_import->compare_exchange_strong(state, differs ? LateImport::changed : LateImport::same) &&
-        differs) {
-      log_about(LogLevel::warning, {kernel.name},
-                "changed since this process read it from the index ({}): what Python compiles from its files as "
-                "they are now is not recorded there",
-                *differs);
+// The kernel's records, where they may be used: none for a kernel filed nowhere, nor, once and
+// for all, for one read from a store whose code Python, importing it later in this process,
+// found changed (what Python compiles then is not the code the records name; said once).
+const KernelRecords* records(const KernelDescription& kernel) {
+  if (kernel.records == nullptr) return nullptr;
+  const bool imported = kernel.imported_since != nullptr && kernel.imported_since->load();
+  const auto differs = [&]() -> std::optional<std::string> {
+    try {
+      (void)python_side({kernel.name}, "checking the kernel against its files").compiler->kernel_dependencies(kernel);
+    } catch (const Error& e) {
+      return without_prefix(e.what());
     }
-    state = kernel.late_import->load();
-  }
-  return state == LateImport::changed ? nullptr : index;
+    return moved_module(kernel);
+  };
+  return kernel.records->usable(imported, differs) ? kernel.records.get() : nullptr;
 }
 
 }  // namespace
@@ -232,7 +210,6 @@ std::string stored_description(const std::string& description) {
 // recorded in the index; `why` says why nothing else served it (in the error when Python
 // cannot be loaded).
 KernelDescription described_through_python(std::string_view source, std::string_view name, const std::string& why) {
-  const KernelIndex* index = KernelIndex::get();
   // Named arguments: with temporaries GCC 13 warns that the (process-wide) result may dangle.
   const ErrorSite site{name};
   const std::string unavailable = fmt::format("cannot be loaded from '{}' ({})", source, why);
@@ -248,14 +225,13 @@ KernelDescription described_through_python(std::string_view source, std::string_
   kernel.source = source;
   kernel.name = name;
   kernel.through_python = true;
-  if (index != nullptr) {
+  if (index_enabled()) {
     // A kernel whose inputs cannot all be observed still runs, through Python every time.
     try {
       const JsonReader<PythonError> read({name}, "the bridge's account of what the kernel was made from");
       const auto inputs = read.parse(compiler->kernel_dependencies(kernel));
       if (!inputs.is_object()) read.fail("is not an object");
-      kernel.index_fingerprint =
-          index->put_kernel(source, name, {stored_description(description), python.rules_json, "", {}}, inputs);
+      kernel.records = file_kernel(source, name, stored_description(description), python.rules_json, inputs);
     } catch (const Error& e) {
       log_about(LogLevel::info, {name}, "not indexed: {}", without_prefix(e.what()));
     }
@@ -266,49 +242,30 @@ KernelDescription described_through_python(std::string_view source, std::string_
 }  // namespace
 
 KernelDescription kernel_description(std::string_view source, std::string_view name) {
-  // A kernel read back without Python: `description` and `rules` as the bridge wrote them.
-  const auto stored = [&](const std::string& description, const std::string& rules) {
-    KernelDescription kernel = parse_kernel_description(description);
-    kernel.rules = std::make_shared<const SpecializationRules>(parse_specialization_rules(rules));
+  // A kernel read back without Python: its description and rules as the bridge wrote them.
+  KernelDescription kernel;
+  const auto accept = [&](const StoredKernel& stored) -> std::optional<std::string> {
+    try {
+      kernel = parse_kernel_description(stored.description);
+      kernel.rules = std::make_shared<const SpecializationRules>(parse_specialization_rules(stored.rules));
+    } catch (const Error& e) {
+      return "its description does not parse: " + without_prefix(e.what());
+    }
     kernel.handle = -1;
     kernel.source = source;
     kernel.name = name;
-    return kernel;
+    // An index record names the file its module was imported from; a bundle serves without
+    // its sources.
+    return stored.records->read_only() ? std::nullopt : moved_module(kernel);
   };
-  std::string why = "no bundle is loaded";
-  if (const MappedKernel* bundled = find_bundled(source, name, why)) {
-    try {
-      KernelDescription kernel = stored(bundled->description, bundled->rules);
-      kernel.bundle = bundled;
-      log_about(LogLevel::debug, {name}, "loaded from the bundle {}, without Python", bundled->where());
-      return kernel;
-    } catch (const Error& e) {
-      raise<ArtifactError>({name}, "the bundle {} holds a description tritonrt cannot read: {}", bundled->where(),
-                           without_prefix(e.what()));
-    }
+  std::string why;
+  if (auto stored = find_stored_kernel(source, name, why, accept)) {
+    kernel.records = std::move(stored->records);
+    kernel.imported_since = std::make_shared<std::atomic<bool>>(false);
+    log_about(LogLevel::debug, {name}, "loaded from {}, without Python", kernel.records->where());
+    return kernel;
   }
-  const KernelIndex* index = KernelIndex::get();
-  why += index == nullptr ? "; the index is off" : "";
-  if (index != nullptr) {
-    std::string index_why;
-    if (auto found = index->find_kernel(source, name, index_why)) {
-      try {
-        KernelDescription kernel = stored(found->description, found->rules);
-        kernel.index_fingerprint = std::move(found->fingerprint);
-        kernel.late_import = std::make_shared<std::atomic<LateImport>>(LateImport::not_yet);
-        if (const auto moved = moved_module(kernel)) {
-          index_why = *moved;
-        } else {
-          log_about(LogLevel::debug, {name}, "loaded from the index, without Python");
-          return kernel;
-        }
-      } catch (const Error& e) {
-        index_why = "its index record does not parse: " + without_prefix(e.what());
-      }
-    }
-    why += "; tritonrt's index cannot serve it: " + index_why;
-    log_about(LogLevel::debug, {name}, "not served by a bundle or the index ({}): loading it through Python", why);
-  }
+  log_about(LogLevel::debug, {name}, "not served by a bundle or the index ({}): loading it through Python", why);
   return described_through_python(source, name, why);
 }
 
@@ -324,32 +281,22 @@ bool is_current(const KernelDescription& kernel) {
 Artifact compile(const KernelDescription& kernel, const Target& target, const CompileOptions& options,
                  const std::vector<CompileParam>& params, const std::string& key) {
   const ErrorSite site{kernel.signature.name};
-  if (kernel.bundle != nullptr) {
-    if (auto found = bundled_artifact(*kernel.bundle, key, target)) {
-      log_about(LogLevel::debug, site, "artifact for {} found in the bundle {}", target.str(), kernel.bundle->where());
-      return std::move(*found);
-    }
-  }
-  const KernelIndex* index = indexed(kernel);
-  const std::string index_key = fingerprinted(kernel.index_fingerprint, key);
-  if (index != nullptr) {
-    if (auto found = index->find_artifact(kernel.source, kernel.name, index_key, target)) {
-      log_about(LogLevel::debug, site, "artifact for {} found in the index", target.str());
+  const KernelRecords* stored = records(kernel);
+  if (stored != nullptr) {
+    if (auto found = stored->find_artifact(key, target)) {
+      log_about(LogLevel::debug, site, "artifact for {} found in {}", target.str(), stored->where());
       return std::move(*found);
     }
   }
   const std::string held =
-      kernel.bundle != nullptr
-          ? "the bundle " + kernel.bundle->where() + " holds no artifact for this call (" + artifact_words(key) +
-                "); it holds for this kernel: " + kernel.bundle->artifact_list()
-          : std::string(index != nullptr ? "tritonrt's index holds no artifact" : "nothing compiled") +
-                " for this call (" + artifact_words(key) + ")";
+      stored != nullptr ? stored->lacks_artifact(key) : "nothing compiled for this call (" + artifact_words(key) + ")";
+  const bool read_only = stored != nullptr && stored->read_only();
   std::error_code ec;
-  if (kernel.bundle != nullptr && kernel.source.ends_with(".py") && !std::filesystem::exists(kernel.source, ec)) {
+  if (read_only && kernel.source.ends_with(".py") && !std::filesystem::exists(kernel.source, ec)) {
     raise<ArtifactError>(site, "{}, and its source '{}' is not here to compile it from", held, kernel.source);
   }
   Compiler* compiler = python_side(site, held).compiler;
-  if (kernel.bundle != nullptr) {
+  if (read_only) {
     // The call was specialized by the bundled Triton's rules: only the same Triton may
     // compile what those rules made of it.
     const std::string here = triton_version();
@@ -367,9 +314,8 @@ Artifact compile(const KernelDescription& kernel, const Target& target, const Co
     Artifact artifact;
     const auto problem = make_artifact(files, target, artifact);
     if (!problem) {
-      // Looked up again: compiling may have been this process's first import of the kernel.
-      if (const KernelIndex* filing = indexed(kernel))
-        filing->put_artifact(kernel.source, kernel.name, index_key, artifact);
+      // Asked again: compiling may have been this process's first import of the kernel.
+      if (const KernelRecords* filing = records(kernel)) filing->put_artifact(key, artifact);
       return artifact;
     }
     if (!files.from_cache) {
@@ -388,47 +334,29 @@ Artifact compile(const KernelDescription& kernel, const Target& target, const Co
   }
 }
 
-std::optional<StoredChoice> indexed_choice(const KernelDescription& kernel, std::size_t layer, const std::string& key) {
+std::optional<StoredChoice> stored_choice(const KernelDescription& kernel, std::size_t layer, const std::string& key) {
+  const KernelRecords* stored = records(kernel);
+  if (stored == nullptr) return std::nullopt;
+  const auto found = stored->find_choice(key);
+  // The config list is part of the kernel's source, so the record's fingerprint (or the
+  // bundle's identity check) covers it; the text is compared all the same.
   const auto& configs = kernel.layers.at(layer).configs;
-  // The config list is part of the kernel's source, so the fingerprint (or the bundle's
-  // identity check) covers it; the text is compared all the same.
-  const auto valid = [&](std::size_t config, const std::string& text) {
-    return config < configs.size() && configs[config].text == text;
-  };
-  if (kernel.bundle != nullptr) {
-    const auto it = kernel.bundle->choices.find(key);
-    if (it != kernel.bundle->choices.end() && valid(it->second.first, it->second.second)) {
-      return StoredChoice{it->second.first, "the bundle " + kernel.bundle->where()};
-    }
-  }
-  const KernelIndex* index = indexed(kernel);
-  if (index == nullptr) return std::nullopt;
-  const auto stored = index->find_choice(kernel.source, kernel.name, fingerprinted(kernel.index_fingerprint, key));
-  if (!stored || !valid(stored->first, stored->second)) return std::nullopt;
-  return StoredChoice{stored->first, "tritonrt's index"};
+  if (!found || found->first >= configs.size() || configs[found->first].text != found->second) return std::nullopt;
+  return StoredChoice{found->first, stored->where()};
 }
 
-void index_choice(const KernelDescription& kernel, std::size_t layer, const std::string& key, std::size_t config) {
-  const KernelIndex* index = indexed(kernel);
-  if (index == nullptr) return;
-  index->put_choice(kernel.source, kernel.name, fingerprinted(kernel.index_fingerprint, key), config,
-                    kernel.layers.at(layer).configs.at(config).text);
+void store_choice(const KernelDescription& kernel, std::size_t layer, const std::string& key, std::size_t config) {
+  if (const KernelRecords* stored = records(kernel))
+    stored->put_choice(key, config, kernel.layers.at(layer).configs.at(config).text);
 }
 
 std::vector<std::string> stored_memo_entries(const KernelDescription& kernel, const std::string& key) {
-  if (kernel.bundle != nullptr) {
-    const auto it = kernel.bundle->heuristics.find(key);
-    return it != kernel.bundle->heuristics.end() ? it->second : std::vector<std::string>{};
-  }
-  const KernelIndex* index = indexed(kernel);
-  if (index == nullptr) return {};
-  return index->find_heuristic(kernel.source, kernel.name, fingerprinted(kernel.index_fingerprint, key));
+  const KernelRecords* stored = records(kernel);
+  return stored != nullptr ? stored->find_memo_entries(key) : std::vector<std::string>{};
 }
 
 void store_memo_entry(const KernelDescription& kernel, const std::string& key, const std::string& entry) {
-  const KernelIndex* index = indexed(kernel);
-  if (index == nullptr) return;
-  index->put_heuristic(kernel.source, kernel.name, fingerprinted(kernel.index_fingerprint, key), entry);
+  if (const KernelRecords* stored = records(kernel)) stored->put_memo_entry(key, entry);
 }
 
 GilReleased::GilReleased() {

@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "common/specialization.h"
-#include "store/bundle.h"
 #include "tritonrt/artifact.h"
 #include "tritonrt/log.h"
 #include "tritonrt/options.h"
@@ -56,11 +55,7 @@ struct DecoratorLayer {
   bool tune_lone_pruned = true;  ///< the one config pruning left is benchmarked all the same (Triton < 3.8)
 };
 
-/// For a kernel read from the index, what Python imported for it later (on its first call that
-/// needed Python): not yet, imported but not compared with the index record yet, the code the
-/// record names, or changed on disk in between (then nothing more is read from or filed under
-/// that record in this process).
-enum class LateImport : std::uint8_t { not_yet, unchecked, same, changed };
+class KernelRecords;  // src/store/kernel_records.h
 
 /// A kernel as the call path knows it: described by the bridge, or read back from
 /// tritonrt's index (src/store/index.h) without Python.
@@ -72,11 +67,13 @@ struct KernelDescription {
   mutable int handle = -1;
   bool through_python = false;  ///< described by the bridge in this process, not read from a bundle or the index
   std::shared_ptr<const SpecializationRules> rules;  ///< those of the Triton that described it
-  std::string index_fingerprint;                     ///< the index record's, or "" when it is not indexed
-  /// Read from the index: its LateImport, shared by the description's copies (null otherwise).
-  /// The compiler module sets `unchecked` when it imports the kernel; compiler.cpp compares.
-  std::shared_ptr<std::atomic<LateImport>> late_import;
-  const MappedKernel* bundle = nullptr;  ///< the loaded bundle's copy it was read from, if any
+  /// Where what is compiled, tuned and memoized for it is kept (the bundle or the index record
+  /// it was read from, or its index record when Python described it); null where nowhere.
+  std::shared_ptr<KernelRecords> records;
+  /// Read from a store: set, for all the description's copies, by the compiler module when
+  /// Python imports the kernel in this process (then its records are used only once the code
+  /// imported was compared with them). Null for a kernel described through Python.
+  std::shared_ptr<std::atomic<bool>> imported_since;
   KernelSignature signature;
   std::vector<ParamRule> param_rules;        ///< per parameter, in the specializer's compact form
   std::vector<std::optional<Arg>> defaults;  ///< Arg form of each Python default, if any
@@ -255,22 +252,22 @@ Artifact compile(const KernelDescription& kernel, const Target& target, const Co
 /// An autotuner's choice made before.
 struct StoredChoice {
   std::size_t config;  ///< the config's index
-  std::string where;   ///< "tritonrt's index" or "the bundle <path>"
+  std::string where;   ///< the store: "the index" or "the bundle <path>"
 };
 
 /// An autotuner's choice (decorator `layer`) recorded under `key` (target and tuning key) in
-/// the kernel's bundle, or in tritonrt's index for this kernel's sources; or nullopt.
-std::optional<StoredChoice> indexed_choice(const KernelDescription& kernel, std::size_t layer, const std::string& key);
+/// the kernel's records (its bundle, or its index record); or nullopt.
+std::optional<StoredChoice> stored_choice(const KernelDescription& kernel, std::size_t layer, const std::string& key);
 
-/// Records an autotuner's choice in tritonrt's index (nothing when the kernel is not indexed).
-void index_choice(const KernelDescription& kernel, std::size_t layer, const std::string& key, std::size_t config);
+/// Records an autotuner's choice in the kernel's records (nothing in a bundle, or where it has none).
+void store_choice(const KernelDescription& kernel, std::size_t layer, const std::string& key, std::size_t config);
 
 /// The memo entries recorded under `key` (a heuristic's values, or a config hook's effects, and
-/// the device they were run for) in the kernel's bundle, or in tritonrt's index for its
-/// sources: JSON texts, as src/function/memo.h describes them.
+/// the device they were run for) in the kernel's records (its bundle, or its index record):
+/// JSON texts, as src/function/memo.h describes them.
 std::vector<std::string> stored_memo_entries(const KernelDescription& kernel, const std::string& key);
 
-/// Records one memo entry in tritonrt's index (nothing when the kernel is not indexed).
+/// Records one memo entry in the kernel's records (nothing in a bundle, or where it has none).
 void store_memo_entry(const KernelDescription& kernel, const std::string& key, const std::string& entry);
 
 /// Lets go of the GIL for its lifetime if the calling thread holds it, so that waiting on a

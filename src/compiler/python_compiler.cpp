@@ -355,10 +355,7 @@ int PythonCompiler::handle(const KernelDescription& kernel) {
     try {
       kernel.handle =
           bridge_module().attr("kernel_handle")(py::bytes(kernel.source), py::bytes(kernel.name)).cast<int>();
-      if (kernel.late_import != nullptr) {
-        LateImport expected = LateImport::not_yet;
-        kernel.late_import->compare_exchange_strong(expected, LateImport::unchecked);
-      }
+      if (kernel.imported_since != nullptr) kernel.imported_since->store(true);
     } catch (py::error_already_set& e) {
       rethrow(e, {kernel.name}, "loading it from '" + kernel.source + "'");
     }

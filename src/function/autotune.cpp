@@ -470,7 +470,7 @@ std::size_t Autotune::decide(const std::vector<Arg>& key, Resolution& r, TrialMa
   // A choice made before, by this or another process (or bundled), for the same sources,
   // target and key: taken as Triton takes its in-memory one (no pruning, no timing, no Python).
   const std::string choice_key = RecordKey::choice(layer_, target.str(), key_text(key)).text();
-  if (const auto stored = indexed_choice(kernel_, layer_, choice_key)) {
+  if (const auto stored = stored_choice(kernel_, layer_, choice_key)) {
     progress.say("tuning result for key {} read from {}: {}", key_text(key), stored->where,
                  tuner.configs[stored->config].text);
     return stored->config;
@@ -528,7 +528,7 @@ std::size_t Autotune::decide(const std::vector<Arg>& key, Resolution& r, TrialMa
           .compiler->write_tuning(kernel_, layer_, target, key, candidates, timed.timings);
     }
   }
-  index_choice(kernel_, layer_, choice_key, chosen);
+  store_choice(kernel_, layer_, choice_key, chosen);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   progress.say("autotuning for key {} finished after {:f} s; best config selected: {}", key_text(key), seconds,
                tuner.configs[chosen].text);
