@@ -36,7 +36,7 @@ def _switch(variable, fallback):
 
 
 # What kernel modules imported from now on are made from, for tritonrt's index to record
-# (src/compiler/bridge/observe.py); a module imported earlier is compiled but not recorded.
+# (src/python_compiler/bridge/observe.py); a module imported earlier is compiled but not recorded.
 if _switch("TRITONRT_INDEX", True):
     _observer()
 

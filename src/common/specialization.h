@@ -1,5 +1,5 @@
 // Triton's call specialization, applied in C++: which Triton type and key each argument
-// gets. The rules themselves are read from the installed Triton (see compiler/bridge/rules.py);
+// gets. The rules themselves are read from the installed Triton (see python_compiler/bridge/rules.py);
 // this is the vocabulary every layer shares (type codes, parameter rules, binding).
 #pragma once
 

@@ -1,4 +1,4 @@
-// The bridge's answers (JSON written by the bridge, compiler/bridge/) read into C++ form. Every field is read
+// The bridge's answers (JSON written by the bridge, python_compiler/bridge/) read into C++ form. Every field is read
 // through JsonReader, so a malformed answer is a PythonError naming the field, never a crash;
 // tests/fuzz feeds these parsers arbitrary text.
 

@@ -1,4 +1,4 @@
-"""Writes corpus/bridge/: answers of the bridge (src/compiler/bridge/), and malformed variants of them.
+"""Writes corpus/bridge/: answers of the bridge (src/python_compiler/bridge/), and malformed variants of them.
 
 The bridge's JSON format changes with the bridge, so its seeds are made by the bridge itself
 (loaded from its files, as tritonrt runs them): re-run after changing the format, with the

@@ -61,6 +61,48 @@ def test_a_layer_includes_only_what_the_table_allows(folder):
     assert not upward, f"src/{folder} may include {sorted(allowed)}:\n" + "\n".join(upward)
 
 
+def reached_headers(path, seen=None):
+    """The project headers `path` includes, directly or through other headers (paths under
+    src/ or include/, as written: "folder/file.h")."""
+    seen = set() if seen is None else seen
+    for header in includes(path):
+        if header in seen:
+            continue
+        for root in (REPO / "src", REPO / "include"):
+            if (root / header).is_file():
+                seen.add(header)
+                reached_headers(root / header, seen)
+    return seen
+
+
+def test_the_call_path_reaches_no_store():
+    """src/function/ knows a kernel's records only through the compiler layer: no header of
+    src/store/ is among what its files include, directly or not (the stores are consulted
+    in one place, src/compiler/compiler.cpp, behind store/kernel_records.h)."""
+    reaching = sorted(f"{path.relative_to(REPO)} reaches {header}"
+                      for pattern in SOURCES
+                      for path in (REPO / "src" / "function").rglob(pattern)
+                      for header in reached_headers(path)
+                      if header.startswith("store/"))
+    assert not reaching, "\n".join(reaching)
+
+
+PYTHON_HEADER = re.compile(r'^\s*#\s*include\s+[<"](Python\.h|pybind11/[^>"]+)[>"]', re.M)
+
+
+def test_only_the_compiler_module_and_the_extension_include_python():
+    """Python's headers are included in two folders only: src/python_compiler/ (the module that
+    runs the bridge) and src/frontend/ (the extension modules of the Python package); the
+    core, the tools and the operators compile without them."""
+    including = sorted({path.relative_to(REPO).parts[1] if path.parts[len(REPO.parts)] == "src"
+                        else str(path.relative_to(REPO))
+                        for top in ("src", "include", "tools", "ops")
+                        for pattern in SOURCES
+                        for path in (REPO / top).rglob(pattern)
+                        if PYTHON_HEADER.search(path.read_text())})
+    assert including == ["frontend", "python_compiler"]
+
+
 def test_public_headers_include_only_public_headers():
     outside = [f"{path.relative_to(REPO)} includes {header}"
                for path in (REPO / "include" / "tritonrt").glob("*.h")

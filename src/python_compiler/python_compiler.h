@@ -1,9 +1,9 @@
-// The compiler module's implementation of Compiler (see compiler.h): the only code that
+// The compiler module's implementation of Compiler (compiler/module_abi.h): the only code that
 // touches Python. It starts an interpreter when the process has none, holds the GIL only
-// inside its own calls, and talks to the bridge (compiler/bridge/*.py), compiled into the module as strings.
+// inside its own calls, and talks to the bridge (python_compiler/bridge/*.py), compiled into the module as strings.
 #pragma once
 
-#include "compiler/compiler.h"
+#include "compiler/module_abi.h"
 
 namespace tritonrt::detail {
 

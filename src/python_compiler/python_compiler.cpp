@@ -1,4 +1,4 @@
-#include "compiler/python_compiler.h"
+#include "python_compiler/python_compiler.h"
 #include "compiler/python_discovery.h"
 
 #include <pybind11/embed.h>
@@ -15,7 +15,7 @@
 
 namespace py = pybind11;
 
-// The bridge's parts (src/compiler/bridge/*.py) as strings, in the order they are executed,
+// The bridge's parts (src/python_compiler/bridge/*.py) as strings, in the order they are executed,
 // generated at build time (cmake/embed_text.cmake).
 extern const char* const kTritonrtBridge_names[];
 extern const char* const kTritonrtBridge_sources[];

@@ -1,9 +1,9 @@
-// The compiler module's entry point, and its side of CompilerHost (compiler.h): the module's
+// The compiler module's entry point, and its side of CompilerHost (compiler/module_abi.h): the module's
 // copies of the stateless helpers call the log and Python discovery by their usual names, and
 // these definitions hand each call to the core that loaded the module.
 
 #include "common/log.h"
-#include "compiler/python_compiler.h"
+#include "python_compiler/python_compiler.h"
 #include "compiler/python_discovery.h"
 
 namespace tritonrt::detail {
