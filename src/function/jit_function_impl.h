@@ -1,5 +1,5 @@
 // JitFunction's private state and the launch path's per-call storage, shared by the
-// compile path (jit_function.cpp) and the launch path (launch.cpp).
+// compile path (jit_function.cpp) and the launch path (hit_path.cpp).
 #pragma once
 
 #include <algorithm>

@@ -195,7 +195,7 @@ def test_a_launcher_of_what_is_no_kernel_is_a_type_error_naming_it(rt, given):
 
 
 def test_binding_matches_tritons_binder_over_generated_signatures(rt, recording, tmp_path):
-    from tritonrt import frontend
+    from tritonrt import _wiring
     rng = random.Random(20)
     module_name, signatures = write_generated_kernels(tmp_path, 40, rng)
     sys.path.insert(0, str(tmp_path))
@@ -206,8 +206,8 @@ def test_binding_matches_tritons_binder_over_generated_signatures(rt, recording,
     compared = errors = deferred = 0
     for kernel_name, params in signatures.items():
         fn = getattr(module, kernel_name)
-        frontend._setup()
-        kernel = frontend._new_kernel(fn, JITFunction.run, strict=True)
+        _wiring._setup()
+        kernel = _wiring._new_kernel(fn, JITFunction.run, strict=True)
         assert kernel.reason is None, kernel.reason
         for _ in range(15):
             args, kwargs = random_call(params, rng)
@@ -554,23 +554,23 @@ def test_the_result_launches_again_as_a_compiled_kernel(rt, recording):
 
 
 def test_launcher_subscript_runs_in_c_and_the_python_one_while_torch_compiles(rt, recording, monkeypatch):
-    from tritonrt import frontend
-    launcher = rt.launcher(K.add_kernel)  # (sets frontend._compiling up)
+    from tritonrt import _wiring, frontend
+    launcher = rt.launcher(K.add_kernel)  # (sets _wiring._compiling up)
     ran = []
-    monkeypatch.setattr(frontend, "_compiling", lambda: ran.append(1) or False)  # what Launcher.__getitem__ asks
+    monkeypatch.setattr(_wiring, "_compiling", lambda: ran.append(1) or False)  # what Launcher.__getitem__ asks
     args = (pointer(), pointer(), pointer(), 64)
     for _ in range(100):  # long enough for CPython to specialize the subscript, were it able to
         launcher[(1, )](*args)
     assert ran == [] and type(launcher[(1, )]).__name__ == "Bound"
     compiled = launcher[(1, )](*args)
     assert type(compiled[(1, )]).__name__ == "Bound"  # (the Python method: it finds the Kernel)
-    setup = frontend._setup
-    monkeypatch.setattr(frontend, "_setup", lambda: ran.append(1))  # what CompiledKernel.__getitem__ calls
+    setup = _wiring._setup
+    monkeypatch.setattr(_wiring, "_setup", lambda: ran.append(1))  # what CompiledKernel.__getitem__ calls
     before = fake_launches()
     for _ in range(100):  # as FlagGems' libentry relaunches the compiled kernel of a first call
         compiled[(1, )](*args)
     assert ran == [] and fake_launches() == before + 100
-    monkeypatch.setattr(frontend, "_setup", setup)
+    monkeypatch.setattr(_wiring, "_setup", setup)
 
     class Own(frontend.Launcher):
         def __getitem__(self, grid):
@@ -581,7 +581,7 @@ def test_launcher_subscript_runs_in_c_and_the_python_one_while_torch_compiles(rt
     torch = pytest.importorskip("torch")
     if "_is_compiling_flag" not in vars(torch.compiler):
         pytest.skip("this torch has no torch.compiler._is_compiling_flag: Launcher.__getitem__ runs in Python")
-    monkeypatch.setattr(frontend, "_compiling", lambda: ran.append(1) or torch.compiler.is_compiling())
+    monkeypatch.setattr(_wiring, "_compiling", lambda: ran.append(1) or torch.compiler.is_compiling())
     monkeypatch.setattr(torch.compiler, "_is_compiling_flag", True)  # as torch.export sets it while tracing
     traced = launcher[(1, )]
     assert ran == [1] and type(traced).__name__ != "Bound"  # Triton's kernel[grid], which torch traces

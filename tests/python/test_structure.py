@@ -92,7 +92,7 @@ PYTHON_HEADER = re.compile(r'^\s*#\s*include\s+[<"](Python\.h|pybind11/[^>"]+)[>
 
 def test_only_the_compiler_module_and_the_extension_include_python():
     """Python's headers are included in two folders only: src/python_compiler/ (the module that
-    runs the bridge) and src/frontend/ (the extension modules of the Python package); the
+    runs the bridge) and src/python_extension/ (the extension modules of the Python package); the
     core, the tools and the operators compile without them."""
     including = sorted({path.relative_to(REPO).parts[1] if path.parts[len(REPO.parts)] == "src"
                         else str(path.relative_to(REPO))
@@ -100,7 +100,7 @@ def test_only_the_compiler_module_and_the_extension_include_python():
                         for pattern in SOURCES
                         for path in (REPO / top).rglob(pattern)
                         if PYTHON_HEADER.search(path.read_text())})
-    assert including == ["frontend", "python_compiler"]
+    assert including == ["python_compiler", "python_extension"]
 
 
 def test_public_headers_include_only_public_headers():
@@ -127,12 +127,12 @@ def library_sources(text, target):
 
 
 def test_the_python_front_end_stays_out_of_the_core_library():
-    """src/frontend is built into the Python package's extension modules only, never into
+    """src/python_extension is built into the Python package's extension modules only, never into
     libtritonrt (which C++ programs link without Python)."""
     text = (REPO / "CMakeLists.txt").read_text()
     core = library_sources(text, "tritonrt_helpers") + library_sources(text, "tritonrt_objects")
-    assert "src/" in core and "src/frontend" not in core
-    frontend = (REPO / "src" / "frontend" / "CMakeLists.txt").read_text()
+    assert "src/" in core and "src/python_extension" not in core
+    frontend = (REPO / "src" / "python_extension" / "CMakeLists.txt").read_text()
     assert "MODULE" in frontend and "tritonrt_core" not in frontend.replace("tritonrt::core", "")
 
 

@@ -1,5 +1,5 @@
 // tritonrt._frontend_torch: the front end's fast path for torch, built against one torch
-// release (tritonrt/frontend.py loads it only under that release). A tensor is read through
+// release (tritonrt/_wiring.py loads it only under that release). A tensor is read through
 // torch's C++ API (no data_ptr() call), as the torch adapter passes it, so that heuristics
 // and hooks see its shape; the device and stream are torch's, asked without Python.
 
@@ -12,7 +12,7 @@
 #include <c10/cuda/CUDAStream.h>
 #include <torch/csrc/autograd/python_variable.h>
 
-#include "frontend/frontend.h"
+#include "python_extension/frontend.h"
 #include "tritonrt/torch.h"
 
 namespace tritonrt::frontend {

@@ -3,7 +3,7 @@
 // value it does not pass, a runtime hook, an argument error Triton words itself) is handed,
 // unchanged, to Triton's own run, and the reason is logged once per kernel.
 
-#include "frontend/kernel.h"
+#include "python_extension/kernel.h"
 
 #include <algorithm>
 

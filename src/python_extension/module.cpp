@@ -1,9 +1,9 @@
 // The extension module tritonrt._frontend: its types, and setup(), through which
-// tritonrt/frontend.py hands it the Python objects it reads on every call.
+// tritonrt/_wiring.py hands it the Python objects it reads on every call.
 
 #include <string_view>
 
-#include "frontend/frontend.h"
+#include "python_extension/frontend.h"
 
 namespace tritonrt::frontend {
 

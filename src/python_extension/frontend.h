@@ -55,7 +55,7 @@ class Ref {
   PyObject* p_ = nullptr;
 };
 
-/// The module's Python objects, set once by setup() (tritonrt/frontend.py passes them).
+/// The module's Python objects, set once by setup() (tritonrt/_wiring.py passes them).
 struct State {
   PyObject* driver_config = nullptr;   ///< triton.runtime.driver.driver
   PyObject* torch_check = nullptr;     ///< Python: whether a driver's device and stream are torch's

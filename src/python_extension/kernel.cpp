@@ -4,13 +4,13 @@
 #include <string>
 #include <type_traits>
 
-#include "frontend/kernel.h"
+#include "python_extension/kernel.h"
 
 namespace tritonrt::frontend {
 namespace {
 
 // The Kernel install() keeps for a kernel object (a JITFunction or a stack of decorators over
-// one), made by tritonrt/frontend.py on first use; None for one tritonrt leaves alone.
+// one), made by tritonrt/_wiring.py on first use; None for one tritonrt leaves alone.
 PyObject* kernel_of(PyObject* target) {
   State& s = state();
   PyObject* found = PyObject_GetAttr(target, s.s_kernel_attr);

@@ -5,7 +5,7 @@
 // element. What is left (lists, named tuples, subclasses of the exact types) goes to
 // Triton's own path.
 
-#include "frontend/frontend.h"
+#include "python_extension/frontend.h"
 
 #include <cstring>
 

@@ -1,13 +1,13 @@
 // grid(META) answered from a memo (grid_memo.h): the plan read from Python once per code
 // object and kernel, then, per launch, the names checked and the values read into a key.
 
-#include "frontend/grid_memo.h"
+#include "python_extension/grid_memo.h"
 
 #include <algorithm>
 #include <bit>
 #include <cstring>
 
-#include "frontend/kernel.h"
+#include "python_extension/kernel.h"
 
 namespace tritonrt::frontend {
 namespace {

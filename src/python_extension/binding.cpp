@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "frontend/kernel.h"
+#include "python_extension/kernel.h"
 
 namespace tritonrt::frontend {
 namespace {

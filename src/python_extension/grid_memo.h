@@ -12,7 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "frontend/frontend.h"
+#include "python_extension/frontend.h"
 
 namespace tritonrt::frontend {
 

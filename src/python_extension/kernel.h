@@ -1,5 +1,5 @@
 // One kernel as the front end holds it (tritonrt._frontend.Kernel), and a call as it arrives:
-// shared by binding.cpp (a call bound as Triton's binder binds it), launch.cpp (the launch, or
+// shared by binding.cpp (a call bound as Triton's binder binds it), call.cpp (the launch, or
 // Triton's own run) and kernel.cpp (the Python types).
 #pragma once
 
@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "frontend/frontend.h"
-#include "frontend/grid_memo.h"
+#include "python_extension/frontend.h"
+#include "python_extension/grid_memo.h"
 
 namespace tritonrt::frontend {
 

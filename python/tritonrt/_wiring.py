@@ -1,0 +1,432 @@
+"""The wiring of the extension tritonrt._frontend (src/python_extension/): what it is handed
+once per process (setup: Triton's driver, knobs and hooks, the dtype tables, the callbacks it
+makes), the Kernel it is made for each kernel (where the kernel's code lives, whether tritonrt
+runs its decorators as their classes would), and its callbacks (a fallback logged once, the
+CompiledKernel a launch returns). tritonrt.frontend, the public module, calls in here.
+"""
+import ast
+import contextlib
+import importlib
+import inspect
+import json
+import logging
+import os
+import sys
+import threading
+import types
+
+_LOG = logging.getLogger("tritonrt")
+_lock = threading.RLock()
+_ready = False
+_MISSING = object()
+_frontend = None
+_JITFunction = None
+_KernelInterface = None
+
+
+def _compiling():
+    return False
+
+
+def _torch_api():
+    """The torch support module's capsule, where it was built for the torch imported here."""
+    if "torch" not in sys.modules:
+        return None
+    from . import _build_info
+    import torch
+    if _build_info.TORCH_VERSION is None or \
+            torch.__version__.split("+")[0].split(".")[:2] != _build_info.TORCH_VERSION.split("+")[0].split(".")[:2]:
+        return None
+    try:
+        from . import _frontend_torch
+    except ImportError as e:
+        _LOG.info("tritonrt: torch's tensors are read through Python (%s)", e)
+        return None
+    return _frontend_torch.api
+
+
+def _dtype_tables():
+    """(object, Triton's name) of every dtype object Triton takes: pointers' and constexprs'."""
+    import triton.language as tl
+    language = []
+    for value in vars(tl).values():
+        if isinstance(value, tl.dtype) and not isinstance(value, tl.pointer_type):
+            name = _canonical_dtype(value)
+            if name is not None:
+                language.append((value, name))
+    pointers = list(language)
+    if "torch" in sys.modules:
+        import torch
+        for value in vars(torch).values():
+            if isinstance(value, torch.dtype):
+                name = _canonical_dtype(value)
+                if name is not None:
+                    pointers.append((value, name))
+    return pointers, language
+
+
+def _canonical_dtype(dtype):
+    from triton._utils import canonicalize_dtype
+    try:
+        return canonicalize_dtype(dtype)
+    except Exception:
+        return None
+
+
+def _torch_driver(driver):
+    """Whether a Triton driver's device and stream are torch's (then torch's C++ API answers)."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return False
+    return getattr(driver, "get_current_device", None) is torch.cuda.current_device and \
+        getattr(driver, "get_current_stream", None) is getattr(torch._C, "_cuda_getCurrentRawStream", _MISSING)
+
+
+def _runtime_check():
+    """Why the runtime settings of triton.knobs keep tritonrt out of a launch, or None."""
+    from triton import knobs
+    runtime = knobs.runtime
+    for chain in ("launch_enter_hook", "launch_exit_hook"):
+        hook = getattr(runtime, chain)
+        if getattr(hook, "calls", True):
+            return f"a launch hook is set (triton.knobs.runtime.{chain})"
+    for name, value in vars(runtime).items():
+        if name in ("kernel_load_start_hook", "kernel_load_end_hook") and not getattr(value, "calls", True):
+            continue
+        if value is not None and value is not False:
+            return f"triton.knobs.runtime.{name} is set"
+    return None
+
+
+def _no_gpu():
+    """Why this process can launch on no CUDA GPU, or None where it may."""
+    import ctypes
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return "this machine has no CUDA driver (libcuda.so.1)"
+    torch = sys.modules.get("torch")
+    if torch is not None and not torch.cuda.is_available():
+        return "torch sees no CUDA GPU"
+    return None
+
+
+def _log_fallback(target, reason):
+    if reason.startswith(_DECORATORS_IN_PYTHON):  # the kernel itself still launches through tritonrt
+        _LOG.info("tritonrt: %s: %s", _describe(target), reason)
+        return
+    no_gpu = _no_gpu() if "not on a CUDA device" in reason else None
+    if no_gpu is not None:
+        # Triton's own path fails too, in its words; these come first.
+        reason += (f"; {no_gpu}, so Triton's path cannot launch it either. Without a GPU, TRITON_INTERPRET=1 runs "
+                   "kernels in Triton's interpreter (tritonrt.launcher hands them to it), and `tritonrt compile` "
+                   "compiles them for a target you name")
+    _LOG.warning("tritonrt: %s is launched by Triton's own path: %s", _describe(target), reason)
+
+
+def _describe(obj):
+    jit = _jit_inside(obj)
+    name = getattr(getattr(jit, "fn", None), "__qualname__", None) or type(obj).__name__
+    module = getattr(getattr(jit, "fn", None), "__module__", "?")
+    return f"kernel '{module}.{name}'"
+
+
+def _descriptor_type(module):
+    """The host TensorDescriptor class of `module` (Triton's, Gluon's Hopper one), or None
+    where this Triton has none."""
+    try:
+        return importlib.import_module(module).TensorDescriptor
+    except (ImportError, AttributeError):
+        return None
+
+
+def _setup():
+    """Hands the C++ side what it reads on every call; once per process."""
+    global _ready, _frontend, _JITFunction, _KernelInterface, _compiling
+    if _ready:
+        return
+    with _lock:
+        if _ready:
+            return
+        import triton
+        from triton import knobs
+        from triton.runtime.driver import driver
+        from triton.runtime import _async_compile
+        from triton.runtime.jit import JITFunction, KernelInterface
+        from . import _frontend as frontend
+        from . import _grids
+        compiler_namespace = None
+        try:  # Triton's driver reads torch's device and stream; tensors are torch's
+            import torch
+            _compiling = torch.compiler.is_compiling
+            compiler_namespace = vars(torch.compiler)
+        except ImportError:
+            pass
+        pointers, language = _dtype_tables()
+        frontend.setup(
+            driver_config=driver,
+            runtime_dict=vars(knobs.runtime),
+            enter_hooks=knobs.runtime.launch_enter_hook.calls,
+            exit_hooks=knobs.runtime.launch_exit_hook.calls,
+            async_mode=_async_compile.active_mode,
+            runtime_check=_runtime_check,
+            log_fallback=_log_fallback,
+            make_result=_result,
+            kernel_for=_kernel_for,
+            canonical_dtype=_canonical_dtype,
+            grid_plan=_grids.plan,
+            torch_check=_torch_driver,
+            tensor_type=sys.modules["torch"].Tensor if "torch" in sys.modules else None,
+            size_type=sys.modules["torch"].Size if "torch" in sys.modules else None,
+            descriptor_type=_descriptor_type("triton.tools.tensor_descriptor"),
+            gluon_descriptor_type=_descriptor_type("triton.experimental.gluon.nvidia.hopper"),
+            torch_api=_torch_api(),
+            compiler_namespace=compiler_namespace,
+            pointer_dtypes=pointers,
+            constexpr_dtypes=language,
+        )
+        if compiler_namespace is None or "_is_compiling_flag" in compiler_namespace:
+            # launcher[grid] and compiled[grid] in C; the Python __getitem__ stays for what
+            # torch.compile traces (is_compiling() is that flag, read in C, where a torch has it).
+            from .frontend import CompiledKernel, Launcher
+            frontend.fast_subscript(Launcher)
+            frontend.fast_subscript(CompiledKernel)
+        del triton
+        _frontend, _JITFunction, _KernelInterface = frontend, JITFunction, KernelInterface
+        _ready = True
+
+
+def _jit_inside(obj):
+    """The JITFunction under a stack of decorators (each holds the next in .fn), or None."""
+    from triton.runtime.jit import JITFunction
+    for _ in range(64):
+        if isinstance(obj, JITFunction):
+            return obj
+        obj = getattr(obj, "fn", None)
+        if obj is None:
+            return None
+    return None
+
+
+def _unlisted_module(jit, module_name):
+    """A stand-in for the module `jit` was defined in when its loader kept that module out of
+    sys.modules (FlagGems loads the kernels it generates so, then copies in another module's
+    globals, `__name__` and `__file__` among them): a module of the kernel's module name and
+    source file holding what the module's namespace holds now (the live kernels, whose globals
+    stay the module's own), or None where `jit` was not defined in a file."""
+    namespace = getattr(jit.fn, "__globals__", None)
+    path = getattr(getattr(jit.fn, "__code__", None), "co_filename", None)
+    if not isinstance(namespace, dict) or not module_name or not isinstance(path, str) or not os.path.isfile(path):
+        return None
+    stand_in = types.ModuleType(module_name)
+    stand_in.__dict__.update(namespace)
+    stand_in.__name__, stand_in.__file__ = module_name, path
+    return stand_in
+
+
+@contextlib.contextmanager
+def _listed(name, module):
+    """`module` in sys.modules as `name` while the block runs (tritonrt's import of a kernel's
+    module finds it there, and keeps it for later compiles), unless that name is taken."""
+    if module is None or name in sys.modules:
+        yield
+        return
+    sys.modules[name] = module
+    try:
+        yield
+    finally:
+        if sys.modules.get(name) is module:
+            del sys.modules[name]
+
+
+def _locate(obj, jit):
+    """(module name, dotted name, the module to list while tritonrt imports it or None) by which
+    tritonrt's JitFunction::get finds `obj` (the module's own object, not another import of
+    it), or (None, why not)."""
+    module_name = getattr(jit.fn, "__module__", None)
+    module = sys.modules.get(module_name)
+    unlisted = None
+    if module is None:
+        module = unlisted = _unlisted_module(jit, module_name)
+        if module is None:
+            return None, f"its module '{module_name}' is not in sys.modules"
+
+    def search(root, path):
+        current, depth = root, 0
+        while current is not None and depth < 64:
+            if current is obj:
+                return path + ".fn" * depth
+            if not isinstance(current, _KernelInterface) or isinstance(current, _JITFunction):
+                return None
+            current, depth = getattr(current, "fn", None), depth + 1
+        return None
+
+    for name, value in list(vars(module).items()):
+        found = search(value, name)
+        if found is not None:
+            return (module_name, found, unlisted), None
+    # A kernel held by a class, by its qualified name.
+    qualname = getattr(jit.fn, "__qualname__", "")
+    if "<locals>" not in qualname and "." in qualname:
+        holder = module
+        for part in qualname.split(".")[:-1]:
+            holder = getattr(holder, part, None)
+        for name, value in list(vars(holder).items()) if holder is not None and hasattr(holder, "__dict__") else []:
+            found = search(value, name)
+            if found is not None:
+                return (module_name, f"{qualname.rsplit('.', 1)[0]}.{found}", unlisted), None
+    return None, "it cannot be reached by name from its module (a kernel made inside a function?)"
+
+
+def _is_gluon(jit):
+    """Whether `jit` is a @gluon.jit kernel, which tritonrt compiles through Gluon's source class."""
+    try:
+        from triton.experimental.gluon._runtime import GluonJITFunction
+    except ImportError:
+        return False
+    return type(jit) is GluonJITFunction
+
+
+# Library wrappers (holding the kernel in .fn) whose run tritonrt reproduces, by the class's
+# module and qualified name, with what a launch of one returns:
+# - FlagGems' LibEntry: its run caches, per specialization key, the kernel its first call
+#   compiled and the constexprs its decorators chose, then relaunches that kernel; tritonrt's
+#   table does the same per specialization. A launch returns (compiled kernel, those constexprs).
+#   Where a heuristic reads a value its key leaves out (a do_not_specialize integer), LibEntry
+#   keeps the first call's value and tritonrt computes it per call, as Triton does without it.
+_REPRODUCED_WRAPPERS = {"flag_gems.utils.libentry.LibEntry": "libentry"}
+# What a subclass of Autotuner or Heuristics may not redefine for tritonrt to run it as Triton's
+# class runs (prune_configs it calls; the rest decide what runs, how it is timed, what is kept).
+_DECORATOR_METHODS = ("run", "_bench", "check_disk_cache", "do_bench", "warmup")
+_DECORATORS_IN_PYTHON = "its decorators run in Python"
+
+
+def _class_name(layer):
+    cls = type(layer)
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _defined_by(cls, name):
+    """The class of `cls`'s MRO that defines attribute `name`, or None."""
+    for base in cls.__mro__:
+        if name in base.__dict__:
+            return base
+    return None
+
+
+def _unreproduced(target):
+    """Why tritonrt cannot run the decorator stack `target` exactly as its own classes would
+    (install() then leaves the decorators to Python), or None where it can."""
+    from triton.runtime.autotuner import Autotuner, Heuristics
+    from triton.runtime.jit import JITFunction
+    layer = target
+    for _ in range(64):
+        if isinstance(layer, JITFunction):
+            return None
+        cls, name = type(layer), _class_name(layer)
+        if isinstance(layer, (Autotuner, Heuristics)):
+            base = Autotuner if isinstance(layer, Autotuner) else Heuristics
+            for method in _DECORATOR_METHODS:
+                if _defined_by(cls, method) is not _defined_by(base, method):
+                    return f"{name} redefines {base.__name__}.{method}"
+            if isinstance(layer, Autotuner) and getattr(layer, "_do_bench", None) is not None:
+                return f"its {name} times configs with its own do_bench"
+        elif name not in _REPRODUCED_WRAPPERS:
+            return f"tritonrt does not reproduce what {name}.run does"
+        elif _defined_by(cls, "run") is not cls:
+            return f"{name} has its run from {_defined_by(cls, 'run').__qualname__}"
+        layer = getattr(layer, "fn", None)
+    return None
+
+
+def _new_kernel(target, fallback_run, strict):
+    """The C++ Kernel for `target` (a JITFunction, or a stack of decorators over one). `strict`:
+    a stack tritonrt does not run exactly as its classes would is left to Python (install())."""
+    from triton.runtime.jit import JITFunction
+    jit = _jit_inside(target)
+    if jit is None:
+        raise TypeError(f"tritonrt.launcher takes a @triton.jit kernel or decorators over one (each holding the next "
+                        f"in .fn), not {type(target).__name__}")
+    defaults = tuple(jit if p.default is inspect.Parameter.empty else p.default for p in jit.params)
+    reason = None
+    where = None
+    if type(jit) is not JITFunction and not _is_gluon(jit):
+        reason = f"it is a {type(jit).__name__}, which tritonrt does not compile"
+    elif strict and (why := _unreproduced(target)) is not None:
+        reason = f"{_DECORATORS_IN_PYTHON} ({why}); the kernel under them launches through tritonrt"
+    else:
+        where, reason = _locate(target, jit)
+    source, name, unlisted = where if where is not None else (None, None, None)
+    with _listed(source, unlisted):
+        return _frontend.Kernel(target, jit, fallback_run, source, name, defaults, reason)
+
+
+def _own_run(target):
+    """Triton's (or the class's own) run of `target`, never one install() put in its place."""
+    run = type(target).run
+    return run.__wrapped__ if isinstance(run, _frontend.RoutedRun) else run
+
+
+def _kernel_for(target):
+    """The Kernel that launches `target` under install() (a JITFunction, or a stack of decorators
+    over one), made once and kept on it, or None for an object tritonrt leaves alone (no
+    JITFunction under it): its fallback is Triton's own run of that object, never install()'s."""
+    kernel = getattr(target, "_tritonrt_kernel", _MISSING)
+    if kernel is _MISSING:
+        with _lock:
+            kernel = getattr(target, "_tritonrt_kernel", _MISSING)
+            if kernel is _MISSING:
+                kernel = None if _jit_inside(target) is None else _new_kernel(target, _own_run(target), strict=True)
+                try:
+                    target._tritonrt_kernel = kernel
+                except AttributeError:  # an object without a __dict__: a new Kernel each time
+                    pass
+    return kernel
+
+
+def _launcher_kernel(target):
+    """The Kernel of tritonrt.launcher(target): install()'s, but for a stack it leaves to Python,
+    which tritonrt.launcher runs as Triton's own classes would (the caller asked for it)."""
+    kernel = _kernel_for(target)
+    if kernel.reason is not None and kernel.reason.startswith(_DECORATORS_IN_PYTHON):
+        kernel = _new_kernel(target, _own_run(target), strict=False)
+    return kernel
+
+
+def _result(kernel, metadata_json, hash, binary, binary_kind, cache_dir, specialization):
+    """What a launch that ran this binary returns, and ((autotuner, config), ...): the config of
+    each autotuner of the stack that made it (tritonrt sets it as the tuner's best_config)."""
+    from .frontend import CompiledKernel
+    compiled = CompiledKernel(kernel, metadata_json, hash, binary, binary_kind, cache_dir, specialization)
+    from triton.runtime.autotuner import Autotuner, Heuristics
+    constants = {p.name: _literal(value) for p, (ty, value) in zip(kernel.jit.params, specialization)
+                 if ty == "constexpr"}
+    options = json.loads(metadata_json)
+    tuned, chosen = [], {}
+    layer = kernel.target
+    while layer is not kernel.jit and layer is not None:
+        if isinstance(layer, Autotuner):
+            for config in layer.configs:
+                if all(constants.get(k, _MISSING) == v for k, v in config.kwargs.items()) and all(
+                        getattr(config, o) in (None, options.get(o)) for o in ("num_warps", "num_stages", "num_ctas")):
+                    tuned.append((layer, config))
+                    chosen.update(num_warps=config.num_warps, num_stages=config.num_stages, num_ctas=config.num_ctas,
+                                  **config.kwargs)
+                    break
+        elif isinstance(layer, Heuristics):
+            chosen.update({name: constants.get(name, options.get(name)) for name in layer.values})
+        layer = getattr(layer, "fn", None)
+    result = compiled
+    if _REPRODUCED_WRAPPERS.get(_class_name(kernel.target)) == "libentry":
+        for p in kernel.jit.params:  # LibEntry's constexprs: the decorators' choices, then defaults
+            if p.is_constexpr and p.name not in chosen and p.default is not inspect.Parameter.empty:
+                chosen[p.name] = p.default
+        result = (compiled, chosen)
+    return result, tuple(tuned)
+
+
+def _literal(text):
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
