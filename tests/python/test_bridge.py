@@ -249,6 +249,35 @@ def test_dependencies_name_the_kernel_file_its_helper_module_and_the_environment
     assert "bridge_test_helper" in [m["name"] for m in found["modules"]]
 
 
+def test_a_relative_import_is_recorded_before_anything_loaded_importlib_util(tmp_path):
+    """The observer as `import tritonrt` starts it (tritonrt._observe is observe.py) may run in
+    a process that has not loaded importlib.util yet (`python -I -S`): a kernel module's
+    `from . import helper` is among what the module imported all the same, so an edit of the
+    helper makes the kernel's record stale."""
+    package = tmp_path / "relative_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "helper.py").write_text("VALUE = 1\n")
+    (package / "kern.py").write_text("from . import helper\n")
+    code = textwrap.dedent("""
+        import sys, types
+        assert "importlib.util" not in sys.modules
+        observe = types.ModuleType("observe_under_test")
+        observe.__file__ = sys.argv[1]
+        sys.modules[observe.__name__] = observe
+        exec(compile(open(sys.argv[1]).read(), sys.argv[1], "exec"), observe.__dict__)
+        observer = observe.observer()
+        sys.path.insert(0, sys.argv[2])
+        import relative_pkg.kern
+        [record] = [m for m in observer.modules.values() if m.namespace is vars(relative_pkg.kern)]
+        print(sorted(module.__name__ for module in record.imports.values()))
+    """)
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", code, str(BRIDGE / "observe.py"), str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "relative_pkg.helper" in done.stdout
+
+
 def test_a_helper_edited_after_its_import_makes_the_dependencies_refused(in_bridge, tmp_path):
     kernel = write(tmp_path, "uses_helper.py", USES_HELPER)
     helper = write(tmp_path, "bridge_test_helper.py", HELPER)

@@ -13,7 +13,7 @@ serves both (sys.modules["_tritonrt_observer"])."""
 
 import builtins
 import hashlib
-import importlib
+import importlib.util
 import os
 import sys
 import threading
