@@ -86,7 +86,9 @@ def plan(function):
         return None
 
 
-def _plan(function):
+def _readable_code(function):
+    """The code of `function` where its form lets _plan read it: one positional parameter, no
+    defaults, cells, handlers or namespaces of a dict subclass."""
     if not isinstance(function, types.FunctionType):
         raise _NotPure("not a Python function")
     code = function.__code__
@@ -98,6 +100,24 @@ def _plan(function):
         raise _NotPure("a handler, which the reading below does not follow")
     if type(function.__globals__) is not dict or type(function.__builtins__) is not dict:
         raise _NotPure("namespaces that may run code when read")
+    return code
+
+
+def _attribute(owner, ins, pure):
+    """What LOAD_ATTR `ins` leaves on the stack for `owner`: a module's module or pure function
+    (with NULL before it for a method load), named by the path it was reached by."""
+    if owner[0] != "object" or not isinstance(owner[1], types.ModuleType):
+        raise _NotPure("an attribute of a value")
+    obj = getattr(owner[1], ins.argval, None)
+    if not (isinstance(obj, types.ModuleType) or id(obj) in pure):
+        raise _NotPure(f"attribute {ins.argval}")
+    name, attributes = owner[2]
+    loaded = ("object", obj, (name, attributes + (ins.argval, )))
+    return [(_NULL, ), loaded] if ins.arg & 1 else [loaded]
+
+
+def _plan(function):
+    code = _readable_code(function)
     pure = _pure_functions()
     keys, checks, values = [], [], []
     stack = []
@@ -130,16 +150,7 @@ def _plan(function):
                 values.append(ins.argval)
                 stack.append((_VALUE, ))
         elif op == "LOAD_ATTR":
-            owner, = pop()
-            if owner[0] != "object" or not isinstance(owner[1], types.ModuleType):
-                raise _NotPure("an attribute of a value")
-            obj = getattr(owner[1], ins.argval, None)
-            if not (isinstance(obj, types.ModuleType) or id(obj) in pure):
-                raise _NotPure(f"attribute {ins.argval}")
-            name, attributes = owner[2]
-            if ins.arg & 1:  # a method load: the stack gets NULL and the attribute
-                stack.append((_NULL, ))
-            stack.append(("object", obj, (name, attributes + (ins.argval, ))))
+            stack.extend(_attribute(pop()[0], ins, pure))
         elif op == "BINARY_SUBSCR":
             container, key = pop(2)
             if container[0] == _META:

@@ -2,13 +2,13 @@
 once per process (setup: Triton's driver, knobs and hooks, the dtype tables, the callbacks it
 makes), the Kernel it is made for each kernel (where the kernel's code lives, whether tritonrt
 runs its decorators as their classes would), and its callbacks (a fallback logged once, the
-CompiledKernel a launch returns). tritonrt.frontend, the public module, calls in here.
+Kernel of an object install() routes). tritonrt.frontend, the public module, calls in here;
+nothing here imports it (its _setup hands over its own callback and classes).
 """
 import ast
 import contextlib
 import importlib
 import inspect
-import json
 import logging
 import os
 import sys
@@ -140,8 +140,10 @@ def _descriptor_type(module):
         return None
 
 
-def _setup():
-    """Hands the C++ side what it reads on every call; once per process."""
+def _setup(make_result, subscripted):
+    """Hands the C++ side what it reads on every call, `make_result` making what a launch
+    returns, and subscripts the classes `subscripted` in C where torch.compile allows it; once
+    per process (tritonrt.frontend's _setup passes its own)."""
     global _ready, _frontend, _JITFunction, _KernelInterface, _compiling
     if _ready:
         return
@@ -171,7 +173,7 @@ def _setup():
             async_mode=_async_compile.active_mode,
             runtime_check=_runtime_check,
             log_fallback=_log_fallback,
-            make_result=_result,
+            make_result=make_result,
             kernel_for=_kernel_for,
             canonical_dtype=_canonical_dtype,
             grid_plan=_grids.plan,
@@ -188,9 +190,8 @@ def _setup():
         if compiler_namespace is None or "_is_compiling_flag" in compiler_namespace:
             # launcher[grid] and compiled[grid] in C; the Python __getitem__ stays for what
             # torch.compile traces (is_compiling() is that flag, read in C, where a torch has it).
-            from .frontend import CompiledKernel, Launcher
-            frontend.fast_subscript(Launcher)
-            frontend.fast_subscript(CompiledKernel)
+            for cls in subscripted:
+                frontend.fast_subscript(cls)
         del triton
         _frontend, _JITFunction, _KernelInterface = frontend, JITFunction, KernelInterface
         _ready = True
@@ -392,37 +393,6 @@ def _launcher_kernel(target):
         kernel = _new_kernel(target, _own_run(target), strict=False)
     return kernel
 
-
-def _result(kernel, metadata_json, hash, binary, binary_kind, cache_dir, specialization):
-    """What a launch that ran this binary returns, and ((autotuner, config), ...): the config of
-    each autotuner of the stack that made it (tritonrt sets it as the tuner's best_config)."""
-    from .frontend import CompiledKernel
-    compiled = CompiledKernel(kernel, metadata_json, hash, binary, binary_kind, cache_dir, specialization)
-    from triton.runtime.autotuner import Autotuner, Heuristics
-    constants = {p.name: _literal(value) for p, (ty, value) in zip(kernel.jit.params, specialization)
-                 if ty == "constexpr"}
-    options = json.loads(metadata_json)
-    tuned, chosen = [], {}
-    layer = kernel.target
-    while layer is not kernel.jit and layer is not None:
-        if isinstance(layer, Autotuner):
-            for config in layer.configs:
-                if all(constants.get(k, _MISSING) == v for k, v in config.kwargs.items()) and all(
-                        getattr(config, o) in (None, options.get(o)) for o in ("num_warps", "num_stages", "num_ctas")):
-                    tuned.append((layer, config))
-                    chosen.update(num_warps=config.num_warps, num_stages=config.num_stages, num_ctas=config.num_ctas,
-                                  **config.kwargs)
-                    break
-        elif isinstance(layer, Heuristics):
-            chosen.update({name: constants.get(name, options.get(name)) for name in layer.values})
-        layer = getattr(layer, "fn", None)
-    result = compiled
-    if _REPRODUCED_WRAPPERS.get(_class_name(kernel.target)) == "libentry":
-        for p in kernel.jit.params:  # LibEntry's constexprs: the decorators' choices, then defaults
-            if p.is_constexpr and p.name not in chosen and p.default is not inspect.Parameter.empty:
-                chosen[p.name] = p.default
-        result = (compiled, chosen)
-    return result, tuple(tuned)
 
 
 def _literal(text):

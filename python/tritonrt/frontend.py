@@ -21,6 +21,7 @@ kernel on the logger "tritonrt".
 """
 import collections
 import functools
+import inspect
 import json
 import sys
 
@@ -29,6 +30,41 @@ from . import _wiring
 __all__ = ["launcher", "Launcher", "CompiledKernel", "install", "uninstall", "installed"]
 
 _saved = None  # [(class, name, its own attribute)] that install() replaced, while in effect
+
+
+def _setup():
+    _wiring._setup(_result, (Launcher, CompiledKernel))
+
+
+def _result(kernel, metadata_json, hash, binary, binary_kind, cache_dir, specialization):
+    """What a launch that ran this binary returns, and ((autotuner, config), ...): the config of
+    each autotuner of the stack that made it (tritonrt sets it as the tuner's best_config)."""
+    compiled = CompiledKernel(kernel, metadata_json, hash, binary, binary_kind, cache_dir, specialization)
+    from triton.runtime.autotuner import Autotuner, Heuristics
+    constants = {p.name: _wiring._literal(value) for p, (ty, value) in zip(kernel.jit.params, specialization)
+                 if ty == "constexpr"}
+    options = json.loads(metadata_json)
+    tuned, chosen = [], {}
+    layer = kernel.target
+    while layer is not kernel.jit and layer is not None:
+        if isinstance(layer, Autotuner):
+            for config in layer.configs:
+                if all(constants.get(k, _wiring._MISSING) == v for k, v in config.kwargs.items()) and all(
+                        getattr(config, o) in (None, options.get(o)) for o in ("num_warps", "num_stages", "num_ctas")):
+                    tuned.append((layer, config))
+                    chosen.update(num_warps=config.num_warps, num_stages=config.num_stages, num_ctas=config.num_ctas,
+                                  **config.kwargs)
+                    break
+        elif isinstance(layer, Heuristics):
+            chosen.update({name: constants.get(name, options.get(name)) for name in layer.values})
+        layer = getattr(layer, "fn", None)
+    result = compiled
+    if _wiring._REPRODUCED_WRAPPERS.get(_wiring._class_name(kernel.target)) == "libentry":
+        for p in kernel.jit.params:  # LibEntry's constexprs: the decorators' choices, then defaults
+            if p.is_constexpr and p.name not in chosen and p.default is not inspect.Parameter.empty:
+                chosen[p.name] = p.default
+        result = (compiled, chosen)
+    return result, tuple(tuned)
 
 
 class Launcher:
@@ -45,11 +81,11 @@ class Launcher:
     # No __slots__: Dynamo guards a traced object through its __dict__.
     def __init__(self, kernel):
         _check_kernel(kernel)
-        _wiring._setup()
+        _setup()
         self.kernel = kernel
         self._kernel = _wiring._launcher_kernel(kernel)  # read by the C subscript too
 
-    # What torch.compile traces. Outside it, launcher[grid] is the C subscript _wiring._setup() gives
+    # What torch.compile traces. Outside it, launcher[grid] is the C subscript _setup() gives
     # this class (the same result, without this frame). `*_` keeps it so: CPython calls a
     # two-argument __getitem__ without *args directly, past the class's subscript slot.
     def __getitem__(self, grid, *_):
@@ -176,7 +212,7 @@ class CompiledKernel:
         return self._compiled().asm
 
     def __getitem__(self, grid, *_):  # `*_`: as Launcher.__getitem__, in C past the first call
-        _wiring._setup()
+        _setup()
         kernel = self.__dict__.get("_kernel")
         if kernel is None:
             kernel = self._kernel = _wiring._kernel_for(self._jit)  # read by the C subscript
@@ -230,7 +266,7 @@ def install():
     tritonrt wherever tritonrt runs it as its classes would (and leaves the decorators to
     Python, logged once, where it cannot)."""
     global _saved
-    _wiring._setup()
+    _setup()
     with _wiring._lock:
         if _saved is not None:
             return

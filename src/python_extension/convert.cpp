@@ -188,6 +188,55 @@ const char* descriptor_arg(PyObject* object, bool gluon, Arg& arg, CallStorage& 
   return nullptr;
 }
 
+// An exact int: signed where it fits 64 bits, else unsigned where it fits those.
+const char* integer_arg(PyObject* object, Arg& arg) {
+  int overflow = 0;
+  const long long value = PyLong_AsLongLongAndOverflow(object, &overflow);
+  if (overflow == 0) {
+    arg.kind = ArgKind::sint;
+    arg.value.i = value;
+    return nullptr;
+  }
+  if (overflow > 0) {
+    const unsigned long long big = PyLong_AsUnsignedLongLong(object);
+    if (!PyErr_Occurred()) {
+      arg.kind = ArgKind::uint;
+      arg.value.u = big;
+      return nullptr;
+    }
+    PyErr_Clear();
+  }
+  return "an integer outside the 64-bit range";
+}
+
+const char* string_arg(PyObject* object, Arg& arg) {
+  Py_ssize_t size = 0;
+  const char* text = PyUnicode_AsUTF8AndSize(object, &size);
+  if (text == nullptr || std::strlen(text) != static_cast<std::size_t>(size)) {
+    PyErr_Clear();
+    return "a string tritonrt cannot pass as UTF-8";
+  }
+  arg.kind = ArgKind::string;
+  arg.value.s = text;  // cached in the str object, which the caller keeps alive
+  arg.size = static_cast<std::size_t>(size);
+  return nullptr;
+}
+
+// An exact tuple: its elements as arguments of their own, in the call's storage (Triton
+// flattens the tuple at launch).
+const char* tuple_of_args(PyObject* object, Arg& arg, CallStorage& storage) {
+  const std::size_t n = static_cast<std::size_t>(PyTuple_GET_SIZE(object));
+  Arg* elements = storage.elements(n);
+  if (elements == nullptr) return "a tuple beyond the 64 elements a call passes from Python";
+  for (std::size_t i = 0; i < n; ++i) {
+    if (const char* problem = to_arg(PyTuple_GET_ITEM(object, static_cast<Py_ssize_t>(i)), elements[i], &storage)) {
+      return problem;
+    }
+  }
+  arg = tuple_arg(std::span<const Arg>(elements, n));
+  return nullptr;
+}
+
 }  // namespace
 
 const char* to_arg(PyObject* object, Arg& arg, CallStorage* storage) {
@@ -203,25 +252,7 @@ const char* to_arg(PyObject* object, Arg& arg, CallStorage* storage) {
     arg.value.u = object == Py_True ? 1 : 0;
     return nullptr;
   }
-  if (type == &PyLong_Type) {
-    int overflow = 0;
-    const long long value = PyLong_AsLongLongAndOverflow(object, &overflow);
-    if (overflow == 0) {
-      arg.kind = ArgKind::sint;
-      arg.value.i = value;
-      return nullptr;
-    }
-    if (overflow > 0) {
-      const unsigned long long big = PyLong_AsUnsignedLongLong(object);
-      if (!PyErr_Occurred()) {
-        arg.kind = ArgKind::uint;
-        arg.value.u = big;
-        return nullptr;
-      }
-      PyErr_Clear();
-    }
-    return "an integer outside the 64-bit range";
-  }
+  if (type == &PyLong_Type) return integer_arg(object, arg);
   if (type == &PyFloat_Type) {
     arg.kind = ArgKind::real;
     arg.value.f = PyFloat_AS_DOUBLE(object);
@@ -234,37 +265,13 @@ const char* to_arg(PyObject* object, Arg& arg, CallStorage* storage) {
       return "a tensor that is not on a CUDA device, has no data pointer (sparse) or is of a dtype Triton has no type "
              "for";
   }
-  if (type == &PyUnicode_Type) {
-    Py_ssize_t size = 0;
-    const char* text = PyUnicode_AsUTF8AndSize(object, &size);
-    if (text == nullptr || std::strlen(text) != static_cast<std::size_t>(size)) {
-      PyErr_Clear();
-      return "a string tritonrt cannot pass as UTF-8";
-    }
-    arg.kind = ArgKind::string;
-    arg.value.s = text;  // cached in the str object, which the caller keeps alive
-    arg.size = static_cast<std::size_t>(size);
-    return nullptr;
-  }
+  if (type == &PyUnicode_Type) return string_arg(object, arg);
   if (const DType* dtype = find_dtype(s.constexpr_dtypes, object)) {
     arg.kind = ArgKind::dtype;
     arg.dtype = *dtype;
     return nullptr;
   }
-  if (type == &PyTuple_Type) {
-    // Its elements as arguments of their own (Triton flattens the tuple at launch).
-    if (storage == nullptr) return "a tuple as a default";
-    const std::size_t n = static_cast<std::size_t>(PyTuple_GET_SIZE(object));
-    Arg* elements = storage->elements(n);
-    if (elements == nullptr) return "a tuple beyond the 64 elements a call passes from Python";
-    for (std::size_t i = 0; i < n; ++i) {
-      if (const char* problem = to_arg(PyTuple_GET_ITEM(object, static_cast<Py_ssize_t>(i)), elements[i], storage)) {
-        return problem;
-      }
-    }
-    arg = tuple_arg(std::span<const Arg>(elements, n));
-    return nullptr;
-  }
+  if (type == &PyTuple_Type) return storage != nullptr ? tuple_of_args(object, arg, *storage) : "a tuple as a default";
   if (type == &PyList_Type) return "a list";
   if (PyTuple_Check(object)) return "a named tuple (or another subclass of tuple)";
   for (PyObject* descriptor_type : {s.descriptor_type, s.gluon_descriptor_type}) {

@@ -195,7 +195,7 @@ def test_a_launcher_of_what_is_no_kernel_is_a_type_error_naming_it(rt, given):
 
 
 def test_binding_matches_tritons_binder_over_generated_signatures(rt, recording, tmp_path):
-    from tritonrt import _wiring
+    from tritonrt import _wiring, frontend
     rng = random.Random(20)
     module_name, signatures = write_generated_kernels(tmp_path, 40, rng)
     sys.path.insert(0, str(tmp_path))
@@ -206,7 +206,7 @@ def test_binding_matches_tritons_binder_over_generated_signatures(rt, recording,
     compared = errors = deferred = 0
     for kernel_name, params in signatures.items():
         fn = getattr(module, kernel_name)
-        _wiring._setup()
+        frontend._setup()
         kernel = _wiring._new_kernel(fn, JITFunction.run, strict=True)
         assert kernel.reason is None, kernel.reason
         for _ in range(15):
@@ -564,13 +564,13 @@ def test_launcher_subscript_runs_in_c_and_the_python_one_while_torch_compiles(rt
     assert ran == [] and type(launcher[(1, )]).__name__ == "Bound"
     compiled = launcher[(1, )](*args)
     assert type(compiled[(1, )]).__name__ == "Bound"  # (the Python method: it finds the Kernel)
-    setup = _wiring._setup
-    monkeypatch.setattr(_wiring, "_setup", lambda: ran.append(1))  # what CompiledKernel.__getitem__ calls
+    setup = frontend._setup
+    monkeypatch.setattr(frontend, "_setup", lambda: ran.append(1))  # what CompiledKernel.__getitem__ calls
     before = fake_launches()
     for _ in range(100):  # as FlagGems' libentry relaunches the compiled kernel of a first call
         compiled[(1, )](*args)
     assert ran == [] and fake_launches() == before + 100
-    monkeypatch.setattr(_wiring, "_setup", setup)
+    monkeypatch.setattr(frontend, "_setup", setup)
 
     class Own(frontend.Launcher):
         def __getitem__(self, grid):

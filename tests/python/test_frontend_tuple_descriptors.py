@@ -76,10 +76,10 @@ def test_a_descriptor_inside_a_tuple_launches_with_tritons_parameters(tritonrt_p
         # tritonrt launches nothing and leaves the call to Triton's path, saying why.
         from triton.backends.nvidia.driver import make_launcher
         from triton.runtime.jit import JITFunction
-        from tritonrt import _wiring
+        from tritonrt import _wiring, frontend
         with pytest.raises(AssertionError):
             make_launcher({}, theirs.src.signature, theirs.metadata.tensordesc_meta)
-        _wiring._setup()  # as a first launcher would: this file may run alone
+        frontend._setup()  # as a first launcher would: this file may run alone
         fresh = _wiring._new_kernel(kernel, JITFunction.run, strict=True)  # logs its first fallback
         recorded = len(recording.launches)
         with caplog.at_level(logging.WARNING, logger="tritonrt"):
