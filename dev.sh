@@ -6,7 +6,8 @@
 #   ./dev.sh test      set up, build, run every test: ctest + pytest with the pinned Triton
 #                      (.venv, build/), then the CPU tests + pytest with the newest Triton
 #                      and no torch (.venv-latest, build-latest/), then `fuzz`,
-#                      `sanitize`, `consumers` and `wheel` below, then a summary
+#                      `sanitize`, `consumers` and `wheel` below, then a summary (with each
+#                      set-up step's and stage's time, and how many of its compiles ccache served)
 #   ./dev.sh fuzz      build the libFuzzer harnesses of tests/fuzz with clang (build-fuzz/),
 #                      run each for a bounded time on a copy of its seed corpus
 #   ./dev.sh sanitize  build with AddressSanitizer + UBSan against .venv, without torch
@@ -66,6 +67,41 @@ use_ccache() {
   fi
 }
 
+# ccache_counts: "HITS CALLS", ccache's counts of cacheable compiles so far ("0 0" without it).
+# They count every compile through ccache on the machine, another user's beside this run too.
+ccache_counts() {
+  if command -v ccache >/dev/null; then
+    ccache --print-stats | awk -F '\t' '$1 ~ /^(direct|preprocessed)_cache_hit$/ { hit += $2 }
+      $1 == "cache_miss" { miss += $2 } END { print hit + 0, hit + miss }'
+  else
+    echo 0 0
+  fi
+}
+
+# ccache_note HITS CALLS: ", ccache: H of N compiles hit" for the compiles since ccache_counts
+# gave HITS CALLS; nothing where there were none.
+ccache_note() {
+  local hits calls
+  read -r hits calls < <(ccache_counts)
+  ((calls > $2)) && printf ', ccache: %d of %d compiles hit' $((hits - $1)) $((calls - $2))
+  return 0
+}
+
+# SUMMARY: the lines the summary prints: the set-up steps' (those that did work), then the stages'.
+SUMMARY=()
+
+# timed_setup WHAT COMMAND...: runs a set-up step, then adds a summary line with its duration
+# and how many of its compiles ccache answered.
+timed_setup() {
+  local what=$1 begun hits calls
+  shift
+  begun=$(date +%s)
+  read -r hits calls < <(ccache_counts)
+  "$@"
+  SUMMARY+=("$(printf '%-4s  %-44s  set-up [%d s%s]' ok "$what" $(($(date +%s) - begun)) \
+    "$(ccache_note "$hits" "$calls")")")
+}
+
 # The programs under test read these to pick an interpreter; each build must use its own venv.
 clean_env() { env -u VIRTUAL_ENV -u TRITONRT_PYTHON -u PYTHONHOME -u PYTHONPATH "$@"; }
 
@@ -86,9 +122,16 @@ apt_install() {
   fi
   say "apt-get install ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  # Package lists may be absent or stale on a fresh machine: refresh them only when needed.
-  "${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}" ||
-    { "${sudo[@]}" apt-get update && "${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}"; }
+  timed_setup "apt-get install (${#missing[@]} packages)" apt_get_install "${sudo[@]}" "${missing[@]}"
+}
+
+# apt_get_install [sudo] PACKAGES...: package lists may be absent or stale on a fresh machine:
+# they are refreshed only when an install fails.
+apt_get_install() {
+  local sudo=()
+  [[ $1 == sudo ]] && { sudo=(sudo); shift; }
+  "${sudo[@]}" apt-get install -y --no-install-recommends "$@" ||
+    { "${sudo[@]}" apt-get update && "${sudo[@]}" apt-get install -y --no-install-recommends "$@"; }
 }
 
 # Usable base interpreter: Python >= 3.10 with venv and the headers CMake's Development.Embed needs.
@@ -152,13 +195,18 @@ ensure_venv() {
   if [[ -f $stamp && $(cat "$stamp") == "$want" ]]; then
     return
   fi
+  timed_setup "$venv/ (pip install -r $requirements${no_deps:+ $no_deps})" install_requirements "$@"
+  echo "$want" >"$stamp"
+}
+
+install_requirements() {
+  local venv=$1 requirements=$2 no_deps=${3:-}
   say "installing $requirements into $venv"
   "$venv/bin/python" -m pip install --disable-pip-version-check --quiet -r "$requirements"
   if [[ -n $no_deps ]]; then
     say "installing $no_deps into $venv (without their dependencies)"
     "$venv/bin/python" -m pip install --disable-pip-version-check --quiet --no-deps -r "$no_deps"
   fi
-  echo "$want" >"$stamp"
 }
 
 # --- configure and build ---------------------------------------------------------------------
@@ -166,7 +214,9 @@ ensure_venv() {
 # ensure_build DIR VENV [CMAKE ARGS...]: configures DIR with Ninja against VENV's Python and
 # the extra CMAKE ARGS (only when not yet configured that way; ninja re-runs CMake by itself
 # when a CMakeLists.txt changes), then builds BUILD_TARGETS (everything when unset).
-ensure_build() {
+ensure_build() { timed_setup "$1/ (configure, build)" configure_and_build "$@"; }
+
+configure_and_build() {
   local dir=$1 python="$ROOT/$2/bin/python" cache="$1/CMakeCache.txt" args_stamp="$1/.dev-cmake-args"
   shift 2
   if ! [[ -f $dir/build.ninja && -f $cache ]] ||
@@ -254,6 +304,10 @@ setup_asan() {
 # tests/fuzz is a project of its own (no Python, no CUDA): the parsers' sources and the harnesses.
 setup_fuzz() {
   apt_install "${APT_PACKAGES[@]}" "${FUZZ_APT_PACKAGES[@]}"
+  timed_setup "$BUILD_FUZZ/ (configure, build)" configure_and_build_fuzz
+}
+
+configure_and_build_fuzz() {
   local cache="$BUILD_FUZZ/CMakeCache.txt"
   if ! [[ -f $BUILD_FUZZ/build.ninja && -f $cache ]] || ! grep -q "^CMAKE_CXX_COMPILER:.*/$FUZZ_CXX\$" "$cache"; then
     rm -rf "$cache" "$BUILD_FUZZ/CMakeFiles"  # a compiler is chosen once per build dir
@@ -267,7 +321,6 @@ setup_fuzz() {
 
 # --- tests -----------------------------------------------------------------------------------
 
-SUMMARY=()
 FAILED=0
 
 version_of() {
@@ -556,12 +609,14 @@ run_wheel() {
     "$core_seconds" "$torch_seconds" "$pytest_result")")
 }
 
-# timed STAGE ARGS...: runs a stage function, adding its duration to the summary line it wrote.
+# timed STAGE ARGS...: runs a stage function, adding its duration (and how many of its compiles
+# ccache answered) to the summary line it wrote.
 timed() {
-  local begun
+  local begun hits calls
   begun=$(date +%s)
+  read -r hits calls < <(ccache_counts)
   "$@"
-  SUMMARY[-1]+="  [$(($(date +%s) - begun)) s]"
+  SUMMARY[-1]+="  [$(($(date +%s) - begun)) s$(ccache_note "$hits" "$calls")]"
 }
 
 fuzz_all() {
