@@ -284,7 +284,12 @@ setup_pinned() {
 
 setup_latest() {
   ensure_venv "$VENV_LATEST" requirements-latest.txt
-  ensure_build "$BUILD_LATEST" "$VENV_LATEST"
+  # pybind11's headers from .venv where both pin the same release: the same files under one
+  # path, so that ccache serves build-latest/ what build/ compiled with them (most tests, the
+  # compiler module, the front end: their compile commands are build/'s to the byte).
+  local pybind11=$VENV_LATEST
+  [[ $(version_of "$VENV" pybind11) == "$(version_of "$VENV_LATEST" pybind11)" ]] && pybind11=$VENV
+  ensure_build "$BUILD_LATEST" "$VENV_LATEST" -Dpybind11_DIR="$("$pybind11/bin/python" -m pybind11 --cmakedir)"
 }
 
 # The pinned environment, instrumented; torch stays out (its libraries are not instrumented,
