@@ -9,7 +9,8 @@
 #                      `sanitize`, `consumers` and `wheel` below, then a summary (with each
 #                      set-up step's and stage's time, and how many of its compiles ccache served)
 #   ./dev.sh fuzz      build the libFuzzer harnesses of tests/fuzz with clang (build-fuzz/),
-#                      run each for a bounded time on a copy of its seed corpus
+#                      run each for a bounded time on a copy of its seed corpus, as many at
+#                      a time as there are cores
 #   ./dev.sh sanitize  build with AddressSanitizer + UBSan against .venv, without torch
 #                      (build-asan/), run the CPU tests + pytest there
 #   ./dev.sh consumers install build/, move the install, and build and run the projects of
@@ -391,19 +392,24 @@ run_sanitize() {
     -E pytest_frontend
 }
 
-# run_fuzz HARNESS: runs build-fuzz/fuzz_HARNESS for FUZZ_SECONDS on a scratch copy of its seed
-# corpus (the repository's is never written), then one line for the summary. A failing input
-# is saved as build-fuzz/crashes/HARNESS-*; `build-fuzz/fuzz_HARNESS FILE` runs it again.
-run_fuzz() {
-  local harness=$1 corpus="$BUILD_FUZZ/corpus/$1" log="$BUILD_FUZZ/fuzz_$1.log" status=0 result
+# start_fuzz HARNESS: starts build-fuzz/fuzz_HARNESS in the background ($! is its process) for
+# FUZZ_SECONDS on a scratch copy of its seed corpus (the repository's is never written). A
+# failing input is saved as build-fuzz/crashes/HARNESS-*; `build-fuzz/fuzz_HARNESS FILE` runs it again.
+start_fuzz() {
+  local harness=$1 corpus="$BUILD_FUZZ/corpus/$1" log="$BUILD_FUZZ/fuzz_$1.log"
   rm -rf "$corpus"
   mkdir -p "$corpus" "$BUILD_FUZZ/crashes"
   cp tests/fuzz/corpus/"$harness"/* "$corpus"/
-  local seeds
-  seeds=$(find "$corpus" -type f | wc -l)
   say "fuzzing $harness for ${FUZZ_SECONDS}s (log: $log)"
   ASAN_SYMBOLIZER_PATH=$FUZZ_SYMBOLIZER "$BUILD_FUZZ/fuzz_$harness" -max_total_time="$FUZZ_SECONDS" -timeout=5 \
-    -rss_limit_mb=2048 -artifact_prefix="$BUILD_FUZZ/crashes/$harness-" "$corpus" >"$log" 2>&1 || status=$?
+    -rss_limit_mb=2048 -artifact_prefix="$BUILD_FUZZ/crashes/$harness-" "$corpus" >"$log" 2>&1 &
+}
+
+# finish_fuzz HARNESS PID BEGUN: waits for the fuzzer start_fuzz started, then one line for the summary.
+finish_fuzz() {
+  local harness=$1 corpus="$BUILD_FUZZ/corpus/$1" log="$BUILD_FUZZ/fuzz_$1.log" status=0 result seeds
+  wait "$2" || status=$?
+  seeds=$(find tests/fuzz/corpus/"$harness" -type f | wc -l)
   if ((status == 0)); then
     result="$(sed -En 's/^Done ([0-9]+) runs in ([0-9]+) second.*/\1 runs in \2 s/p' "$log"), $seeds seeds -> $(find "$corpus" -type f | wc -l) inputs, no failure"
   else
@@ -411,8 +417,8 @@ run_fuzz() {
     tail -n 60 "$log"
     result="FAILED (exit $status): $(sed -En 's/.*Test unit written to (.*)/\1/p' "$log" | tail -1)"
   fi
-  SUMMARY+=("$(printf '%-4s  %-44s  fuzz: %s' "$( ((status == 0)) && echo ok || echo FAIL)" \
-    "$BUILD_FUZZ/fuzz_$harness (${FUZZ_SECONDS}s)" "$result")")
+  SUMMARY+=("$(printf '%-4s  %-44s  fuzz: %s  [%d s]' "$( ((status == 0)) && echo ok || echo FAIL)" \
+    "$BUILD_FUZZ/fuzz_$harness (${FUZZ_SECONDS}s)" "$result" $(($(date +%s) - $3)))")
 }
 
 # run_consumers: installs build/ into a scratch prefix and moves it (nothing may depend on
@@ -624,9 +630,19 @@ timed() {
   SUMMARY[-1]+="  [$(($(date +%s) - begun)) s$(ccache_note "$hits" "$calls")]"
 }
 
+# fuzz_all: each fuzzer runs on one core, so they run as many at a time as there are cores (the
+# wall time of one round each), each for its FUZZ_SECONDS; their lines in the summary in order.
 fuzz_all() {
-  local harness
-  for harness in "${FUZZ_HARNESSES[@]}"; do timed run_fuzz "$harness"; done
+  local harness running=()
+  for harness in "${FUZZ_HARNESSES[@]}"; do
+    if ((${#running[@]} == $(nproc))); then
+      finish_fuzz ${running[0]}
+      running=("${running[@]:1}")
+    fi
+    start_fuzz "$harness"
+    running+=("$harness $! $(date +%s)")
+  done
+  for harness in "${running[@]}"; do finish_fuzz $harness; done
 }
 
 # summary LOGS...: the summary lines; exits 1, naming LOGS, when a step failed.
