@@ -43,7 +43,7 @@ BUILD_WHEEL=build-wheel             # a fresh venv with the READMEs' pip install
 BUILD_TYPE=${CMAKE_BUILD_TYPE:-RelWithDebInfo}
 JOBS=${CTEST_PARALLEL_LEVEL:-$(nproc)}
 # make: the READMEs' CMake commands use CMake's default generator. ccache: the builds of one run
-# share what they compile alike (build/ and build-latest/'s core, the two pip builds' core).
+# share what they compile alike (see use_ccache).
 APT_PACKAGES=(cmake g++ make ninja-build ccache nlohmann-json3-dev libgtest-dev libcli11-dev libfmt-dev)
 # For `fuzz`: clang with libFuzzer and its sanitizer runtimes, and llvm-symbolizer for the stacks.
 FUZZ_APT_PACKAGES=(clang-14 libclang-rt-14-dev llvm-14)
@@ -61,7 +61,9 @@ die() { printf 'dev.sh: %s\n' "$*" >&2; exit 1; }
 
 # use_ccache: compiles through ccache where it is installed (CMake reads these variables at each
 # first configure, pip's builds included); build folders of one checkout share their entries
-# (the same source compiled with the same flags in build/ and build-latest/).
+# (the same source compiled with the same flags): build-latest/ nearly all of build/'s, the
+# consumers' subproject and the two pip builds the core in Release. A pip build's files that
+# include pybind11 or torch are not shared: its build environment has a fresh path each time.
 use_ccache() {
   if command -v ccache >/dev/null; then
     export CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_C_COMPILER_LAUNCHER=ccache CCACHE_NOHASHDIR=true
