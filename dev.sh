@@ -6,9 +6,11 @@
 #   ./dev.sh test      set up, build, run every test: ctest + pytest with the pinned Triton
 #                      (.venv, build/), then the CPU tests + pytest with the newest Triton
 #                      and no torch (.venv-latest, build-latest/), then `fuzz`,
-#                      `sanitize`, `consumers` and `wheel` below, then a summary
+#                      `sanitize`, `consumers` and `wheel` below, then a summary (with each
+#                      set-up step's and stage's time, and how many of its compiles ccache served)
 #   ./dev.sh fuzz      build the libFuzzer harnesses of tests/fuzz with clang (build-fuzz/),
-#                      run each for a bounded time on a copy of its seed corpus
+#                      run each for a bounded time on a copy of its seed corpus, as many at
+#                      a time as there are cores
 #   ./dev.sh sanitize  build with AddressSanitizer + UBSan against .venv, without torch
 #                      (build-asan/), run the CPU tests + pytest there
 #   ./dev.sh consumers install build/, move the install, and build and run the projects of
@@ -41,7 +43,7 @@ BUILD_WHEEL=build-wheel             # a fresh venv with the READMEs' pip install
 BUILD_TYPE=${CMAKE_BUILD_TYPE:-RelWithDebInfo}
 JOBS=${CTEST_PARALLEL_LEVEL:-$(nproc)}
 # make: the READMEs' CMake commands use CMake's default generator. ccache: the builds of one run
-# share what they compile alike (build/ and build-latest/'s core, the two pip builds' core).
+# share what they compile alike (see use_ccache).
 APT_PACKAGES=(cmake g++ make ninja-build ccache nlohmann-json3-dev libgtest-dev libcli11-dev libfmt-dev)
 # For `fuzz`: clang with libFuzzer and its sanitizer runtimes, and llvm-symbolizer for the stacks.
 FUZZ_APT_PACKAGES=(clang-14 libclang-rt-14-dev llvm-14)
@@ -59,11 +61,48 @@ die() { printf 'dev.sh: %s\n' "$*" >&2; exit 1; }
 
 # use_ccache: compiles through ccache where it is installed (CMake reads these variables at each
 # first configure, pip's builds included); build folders of one checkout share their entries
-# (the same source compiled with the same flags in build/ and build-latest/).
+# (the same source compiled with the same flags): build-latest/ nearly all of build/'s, the
+# consumers' subproject and the two pip builds the core in Release. A pip build's files that
+# include pybind11 or torch are not shared: its build environment has a fresh path each time.
 use_ccache() {
   if command -v ccache >/dev/null; then
     export CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_C_COMPILER_LAUNCHER=ccache CCACHE_NOHASHDIR=true
   fi
+}
+
+# ccache_counts: "HITS CALLS", ccache's counts of cacheable compiles so far ("0 0" without it).
+# They count every compile through ccache on the machine, another user's beside this run too.
+ccache_counts() {
+  if command -v ccache >/dev/null; then
+    ccache --print-stats | awk -F '\t' '$1 ~ /^(direct|preprocessed)_cache_hit$/ { hit += $2 }
+      $1 == "cache_miss" { miss += $2 } END { print hit + 0, hit + miss }'
+  else
+    echo 0 0
+  fi
+}
+
+# ccache_note HITS CALLS: ", ccache: H of N compiles hit" for the compiles since ccache_counts
+# gave HITS CALLS; nothing where there were none.
+ccache_note() {
+  local hits calls
+  read -r hits calls < <(ccache_counts)
+  ((calls > $2)) && printf ', ccache: %d of %d compiles hit' $((hits - $1)) $((calls - $2))
+  return 0
+}
+
+# SUMMARY: the lines the summary prints: the set-up steps' (those that did work), then the stages'.
+SUMMARY=()
+
+# timed_setup WHAT COMMAND...: runs a set-up step, then adds a summary line with its duration
+# and how many of its compiles ccache answered.
+timed_setup() {
+  local what=$1 begun hits calls
+  shift
+  begun=$(date +%s)
+  read -r hits calls < <(ccache_counts)
+  "$@"
+  SUMMARY+=("$(printf '%-4s  %-44s  set-up [%d s%s]' ok "$what" $(($(date +%s) - begun)) \
+    "$(ccache_note "$hits" "$calls")")")
 }
 
 # The programs under test read these to pick an interpreter; each build must use its own venv.
@@ -86,9 +125,16 @@ apt_install() {
   fi
   say "apt-get install ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  # Package lists may be absent or stale on a fresh machine: refresh them only when needed.
-  "${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}" ||
-    { "${sudo[@]}" apt-get update && "${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}"; }
+  timed_setup "apt-get install (${#missing[@]} packages)" apt_get_install "${sudo[@]}" "${missing[@]}"
+}
+
+# apt_get_install [sudo] PACKAGES...: package lists may be absent or stale on a fresh machine:
+# they are refreshed only when an install fails.
+apt_get_install() {
+  local sudo=()
+  [[ $1 == sudo ]] && { sudo=(sudo); shift; }
+  "${sudo[@]}" apt-get install -y --no-install-recommends "$@" ||
+    { "${sudo[@]}" apt-get update && "${sudo[@]}" apt-get install -y --no-install-recommends "$@"; }
 }
 
 # Usable base interpreter: Python >= 3.10 with venv and the headers CMake's Development.Embed needs.
@@ -152,13 +198,18 @@ ensure_venv() {
   if [[ -f $stamp && $(cat "$stamp") == "$want" ]]; then
     return
   fi
+  timed_setup "$venv/ (pip install -r $requirements${no_deps:+ $no_deps})" install_requirements "$@"
+  echo "$want" >"$stamp"
+}
+
+install_requirements() {
+  local venv=$1 requirements=$2 no_deps=${3:-}
   say "installing $requirements into $venv"
   "$venv/bin/python" -m pip install --disable-pip-version-check --quiet -r "$requirements"
   if [[ -n $no_deps ]]; then
     say "installing $no_deps into $venv (without their dependencies)"
     "$venv/bin/python" -m pip install --disable-pip-version-check --quiet --no-deps -r "$no_deps"
   fi
-  echo "$want" >"$stamp"
 }
 
 # --- configure and build ---------------------------------------------------------------------
@@ -166,7 +217,9 @@ ensure_venv() {
 # ensure_build DIR VENV [CMAKE ARGS...]: configures DIR with Ninja against VENV's Python and
 # the extra CMAKE ARGS (only when not yet configured that way; ninja re-runs CMake by itself
 # when a CMakeLists.txt changes), then builds BUILD_TARGETS (everything when unset).
-ensure_build() {
+ensure_build() { timed_setup "$1/ (configure, build)" configure_and_build "$@"; }
+
+configure_and_build() {
   local dir=$1 python="$ROOT/$2/bin/python" cache="$1/CMakeCache.txt" args_stamp="$1/.dev-cmake-args"
   shift 2
   if ! [[ -f $dir/build.ninja && -f $cache ]] ||
@@ -234,7 +287,12 @@ setup_pinned() {
 
 setup_latest() {
   ensure_venv "$VENV_LATEST" requirements-latest.txt
-  ensure_build "$BUILD_LATEST" "$VENV_LATEST"
+  # pybind11's headers from .venv where both pin the same release: the same files under one
+  # path, so that ccache serves build-latest/ what build/ compiled with them (most tests, the
+  # compiler module, the front end: their compile commands are build/'s to the byte).
+  local pybind11=$VENV_LATEST
+  [[ $(version_of "$VENV" pybind11) == "$(version_of "$VENV_LATEST" pybind11)" ]] && pybind11=$VENV
+  ensure_build "$BUILD_LATEST" "$VENV_LATEST" -Dpybind11_DIR="$("$pybind11/bin/python" -m pybind11 --cmakedir)"
 }
 
 # The pinned environment, instrumented; torch stays out (its libraries are not instrumented,
@@ -254,6 +312,31 @@ setup_asan() {
 # tests/fuzz is a project of its own (no Python, no CUDA): the parsers' sources and the harnesses.
 setup_fuzz() {
   apt_install "${APT_PACKAGES[@]}" "${FUZZ_APT_PACKAGES[@]}"
+  timed_setup "$BUILD_FUZZ/ (configure, build)" configure_and_build_fuzz
+}
+
+# start_setup_fuzz, finish_setup_fuzz: setup_fuzz, built in the background for `test`. It
+# needs no venv, so it builds while .venv's packages download and unpack, which keep at most
+# one core busy; its output waits in build-fuzz/dev-build.log and is printed when it is done.
+start_setup_fuzz() {
+  apt_install "${APT_PACKAGES[@]}" "${FUZZ_APT_PACKAGES[@]}"
+  mkdir -p "$BUILD_FUZZ"
+  FUZZ_SETUP_BEGUN=$(date +%s)
+  { configure_and_build_fuzz && date +%s >"$BUILD_FUZZ/.dev-built-at"; } >"$BUILD_FUZZ/dev-build.log" 2>&1 &
+  FUZZ_SETUP_PID=$!
+}
+
+finish_setup_fuzz() {
+  local status=0
+  wait "$FUZZ_SETUP_PID" || status=$?
+  cat "$BUILD_FUZZ/dev-build.log"
+  ((status == 0)) || die "building $BUILD_FUZZ failed (exit $status; log: $BUILD_FUZZ/dev-build.log)"
+  # The duration only: ccache's counts of the time hold the builds beside it too.
+  SUMMARY+=("$(printf '%-4s  %-44s  set-up [%d s, beside the steps above]' ok "$BUILD_FUZZ/ (configure, build)" \
+    $(($(cat "$BUILD_FUZZ/.dev-built-at") - FUZZ_SETUP_BEGUN)))")
+}
+
+configure_and_build_fuzz() {
   local cache="$BUILD_FUZZ/CMakeCache.txt"
   if ! [[ -f $BUILD_FUZZ/build.ninja && -f $cache ]] || ! grep -q "^CMAKE_CXX_COMPILER:.*/$FUZZ_CXX\$" "$cache"; then
     rm -rf "$cache" "$BUILD_FUZZ/CMakeFiles"  # a compiler is chosen once per build dir
@@ -267,7 +350,6 @@ setup_fuzz() {
 
 # --- tests -----------------------------------------------------------------------------------
 
-SUMMARY=()
 FAILED=0
 
 version_of() {
@@ -333,19 +415,24 @@ run_sanitize() {
     -E pytest_frontend
 }
 
-# run_fuzz HARNESS: runs build-fuzz/fuzz_HARNESS for FUZZ_SECONDS on a scratch copy of its seed
-# corpus (the repository's is never written), then one line for the summary. A failing input
-# is saved as build-fuzz/crashes/HARNESS-*; `build-fuzz/fuzz_HARNESS FILE` runs it again.
-run_fuzz() {
-  local harness=$1 corpus="$BUILD_FUZZ/corpus/$1" log="$BUILD_FUZZ/fuzz_$1.log" status=0 result
+# start_fuzz HARNESS: starts build-fuzz/fuzz_HARNESS in the background ($! is its process) for
+# FUZZ_SECONDS on a scratch copy of its seed corpus (the repository's is never written). A
+# failing input is saved as build-fuzz/crashes/HARNESS-*; `build-fuzz/fuzz_HARNESS FILE` runs it again.
+start_fuzz() {
+  local harness=$1 corpus="$BUILD_FUZZ/corpus/$1" log="$BUILD_FUZZ/fuzz_$1.log"
   rm -rf "$corpus"
   mkdir -p "$corpus" "$BUILD_FUZZ/crashes"
   cp tests/fuzz/corpus/"$harness"/* "$corpus"/
-  local seeds
-  seeds=$(find "$corpus" -type f | wc -l)
   say "fuzzing $harness for ${FUZZ_SECONDS}s (log: $log)"
   ASAN_SYMBOLIZER_PATH=$FUZZ_SYMBOLIZER "$BUILD_FUZZ/fuzz_$harness" -max_total_time="$FUZZ_SECONDS" -timeout=5 \
-    -rss_limit_mb=2048 -artifact_prefix="$BUILD_FUZZ/crashes/$harness-" "$corpus" >"$log" 2>&1 || status=$?
+    -rss_limit_mb=2048 -artifact_prefix="$BUILD_FUZZ/crashes/$harness-" "$corpus" >"$log" 2>&1 &
+}
+
+# finish_fuzz HARNESS PID BEGUN: waits for the fuzzer start_fuzz started, then one line for the summary.
+finish_fuzz() {
+  local harness=$1 corpus="$BUILD_FUZZ/corpus/$1" log="$BUILD_FUZZ/fuzz_$1.log" status=0 result seeds
+  wait "$2" || status=$?
+  seeds=$(find tests/fuzz/corpus/"$harness" -type f | wc -l)
   if ((status == 0)); then
     result="$(sed -En 's/^Done ([0-9]+) runs in ([0-9]+) second.*/\1 runs in \2 s/p' "$log"), $seeds seeds -> $(find "$corpus" -type f | wc -l) inputs, no failure"
   else
@@ -353,8 +440,8 @@ run_fuzz() {
     tail -n 60 "$log"
     result="FAILED (exit $status): $(sed -En 's/.*Test unit written to (.*)/\1/p' "$log" | tail -1)"
   fi
-  SUMMARY+=("$(printf '%-4s  %-44s  fuzz: %s' "$( ((status == 0)) && echo ok || echo FAIL)" \
-    "$BUILD_FUZZ/fuzz_$harness (${FUZZ_SECONDS}s)" "$result")")
+  SUMMARY+=("$(printf '%-4s  %-44s  fuzz: %s  [%d s]' "$( ((status == 0)) && echo ok || echo FAIL)" \
+    "$BUILD_FUZZ/fuzz_$harness (${FUZZ_SECONDS}s)" "$result" $(($(date +%s) - $3)))")
 }
 
 # run_consumers: installs build/ into a scratch prefix and moves it (nothing may depend on
@@ -556,17 +643,29 @@ run_wheel() {
     "$core_seconds" "$torch_seconds" "$pytest_result")")
 }
 
-# timed STAGE ARGS...: runs a stage function, adding its duration to the summary line it wrote.
+# timed STAGE ARGS...: runs a stage function, adding its duration (and how many of its compiles
+# ccache answered) to the summary line it wrote.
 timed() {
-  local begun
+  local begun hits calls
   begun=$(date +%s)
+  read -r hits calls < <(ccache_counts)
   "$@"
-  SUMMARY[-1]+="  [$(($(date +%s) - begun)) s]"
+  SUMMARY[-1]+="  [$(($(date +%s) - begun)) s$(ccache_note "$hits" "$calls")]"
 }
 
+# fuzz_all: each fuzzer runs on one core, so they run as many at a time as there are cores (the
+# wall time of one round each), each for its FUZZ_SECONDS; their lines in the summary in order.
 fuzz_all() {
-  local harness
-  for harness in "${FUZZ_HARNESSES[@]}"; do timed run_fuzz "$harness"; done
+  local harness running=()
+  for harness in "${FUZZ_HARNESSES[@]}"; do
+    if ((${#running[@]} == $(nproc))); then
+      finish_fuzz ${running[0]}
+      running=("${running[@]:1}")
+    fi
+    start_fuzz "$harness"
+    running+=("$harness $! $(date +%s)")
+  done
+  for harness in "${running[@]}"; do finish_fuzz $harness; done
 }
 
 # summary LOGS...: the summary lines; exits 1, naming LOGS, when a step failed.
@@ -616,9 +715,10 @@ case ${1:-} in
     ;;
   test)
     setup_system
+    start_setup_fuzz
     setup_pinned
     setup_latest
-    setup_fuzz
+    finish_setup_fuzz
     setup_asan
     test_all
     ;;
