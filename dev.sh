@@ -62,8 +62,9 @@ die() { printf 'dev.sh: %s\n' "$*" >&2; exit 1; }
 # use_ccache: compiles through ccache where it is installed (CMake reads these variables at each
 # first configure, pip's builds included); build folders of one checkout share their entries
 # (the same source compiled with the same flags): build-latest/ nearly all of build/'s, the
-# consumers' subproject and the two pip builds the core in Release. A pip build's files that
-# include pybind11 or torch are not shared: its build environment has a fresh path each time.
+# consumers' subproject and the two pip builds the core in Release (run_consumers gives the
+# subproject pip's compiler). A pip build's files that include pybind11 or torch are not
+# shared: its build environment has a fresh path each time.
 use_ccache() {
   if command -v ccache >/dev/null; then
     export CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_C_COMPILER_LAUNCHER=ccache CCACHE_NOHASHDIR=true
@@ -456,8 +457,14 @@ run_consumers() {
   mkdir -p "$dir"
   echo '*' >"$dir/.gitignore"
   say "consumers: install $BUILD/, move it, build tests/consumers against it (log: $log)"
-  local torch_prefix
+  local torch_prefix pip_cxx
   torch_prefix=$("$python" -c "import torch; print(torch.utils.cmake_prefix_path)" 2>/dev/null || true)
+  # The compiler a pip build picks: scikit-build-core sets CXX to Python's sysconfig CXX (up to
+  # its first flag), such as g++, where CMake alone takes c++ (the same compiler on Debian).
+  # ccache hashes the compiler's name: with the same one, the subproject's Release core (the
+  # pip builds' flags) is compiled once for it and both pip builds of `wheel`.
+  pip_cxx=$("$python" -c 'import sysconfig, itertools
+print(" ".join(itertools.takewhile(lambda w: not w.startswith("-"), (sysconfig.get_config_var("CXX") or "c++").split())))')
   {
     cmake --install "$BUILD" --prefix "$dir/installed" && mv "$dir/installed" "$dir/moved" &&
       clean_env "$dir/moved/bin/tritonrt" compile "$kernels:add_kernel" --target cuda:90 \
@@ -468,7 +475,7 @@ run_consumers() {
     [[ $consumer == torch && ( -z $torch_prefix || ! -f $dir/moved/lib/cmake/tritonrt/tritonrtTorchTargets.cmake ) ]] && continue
     {
       echo "--- $consumer"
-      clean_env cmake -S "tests/consumers/$consumer" -B "$dir/$consumer" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      clean_env CXX="$pip_cxx" cmake -S "tests/consumers/$consumer" -B "$dir/$consumer" -G Ninja -DCMAKE_BUILD_TYPE=Release \
         -DCMAKE_PREFIX_PATH="$dir/moved;$torch_prefix" -DTRITONRT_SOURCE_DIR="$ROOT" \
         -DPython_EXECUTABLE="$python" -DTRITONRT_BUILD_TORCH=OFF &&
         cmake --build "$dir/$consumer" && clean_env "$dir/$consumer/consumer" "$kernels"
