@@ -20,6 +20,10 @@
 
 namespace tritonrt {
 
+namespace detail {
+struct FrontEndAccess;
+}  // namespace detail
+
 /// One autotune config compiled for a target, by JitFunction::compile_configs.
 struct ConfigArtifact {
   std::string config{};                        ///< the config, as Triton prints it ("BLOCK: 64, num_warps: 4, ...")
@@ -66,14 +70,6 @@ class JitFunction {
   /// The kernel `name` of `source`: a path to a .py file or an importable module name
   /// (`package.module`). The module is imported once per process. Throws SourceError.
   static JitFunction& get(std::string_view source, std::string_view name);
-  /// The kernel `name` of `source` as this process's Python holds it now, for hosts that run
-  /// the kernel's module themselves (tritonrt's Python launcher): described through Python,
-  /// never from a bundle or the index. Where the module no longer holds the object the kernel
-  /// was described from (the module reloaded, the kernel defined again as a notebook cell run
-  /// again defines it, or another module of that name listed in sys.modules), the kernel is
-  /// described anew and `get` returns that one from then on; a JitFunction got before keeps
-  /// the kernel it described. Throws SourceError.
-  static JitFunction& get_live(std::string_view source, std::string_view name);
 
   const KernelSignature& signature() const noexcept { return signature_; }
 
@@ -135,9 +131,8 @@ class JitFunction {
   /// Set it before the kernel is first launched; an empty function restores the Python hooks.
   void set_config_hook(std::function<void(const BoundArgs&, BlockShapes&)> hook);
 
-  /// Type-erased forms of the templates above. launch_packed returns the artifact it
-  /// launched (alive as long as the JitFunction), for callers that report it, as Python's does.
-  const Artifact& launch_packed(const LaunchConfig& config, std::span<const Arg> args);
+  /// Type-erased forms of the templates above.
+  void launch_packed(const LaunchConfig& config, std::span<const Arg> args) { (void)launch_artifact(config, args); }
   std::shared_ptr<const Artifact> artifact_for_packed(const LaunchConfig& config, std::span<const Arg> args);
   Specialization specialize_packed(std::span<const Arg> args) const;
   std::shared_ptr<const Artifact> compile_packed(const Target& target, const CompileOptions& options,
@@ -154,6 +149,9 @@ class JitFunction {
   struct ResolvedArgs;
   JitFunction(std::string_view source, std::string_view name, bool live);
   static JitFunction& get(std::string_view source, std::string_view name, bool live);
+  friend struct detail::FrontEndAccess;  // the Python front end's contract (src/function/front_end_abi.h)
+  /// The launch; returns the artifact it launched (alive as long as the JitFunction).
+  const Artifact& launch_artifact(const LaunchConfig& config, std::span<const Arg> args);
   const Artifact& launch_decorated(const LaunchConfig& config, std::span<const Arg> args);
   std::unique_ptr<ResolvedArgs> resolve_for_target(const CompileOptions& options, std::span<const Arg> args);
 

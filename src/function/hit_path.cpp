@@ -1,4 +1,4 @@
-// JitFunction's launch path. The cache hit, in launch_packed, is this file's first screen:
+// JitFunction's launch path. The cache hit, in launch_artifact, is this file's first screen:
 // specialize and pack in one pass, find the context's entry without a lock, launch. A miss
 // goes out of line to Impl::miss; a decorated kernel resolves its decorators first.
 
@@ -11,7 +11,7 @@
 
 namespace tritonrt {
 
-const Artifact& JitFunction::launch_packed(const LaunchConfig& config, std::span<const Arg> given) {
+const Artifact& JitFunction::launch_artifact(const LaunchConfig& config, std::span<const Arg> given) {
   if (!impl_->kernel.layers.empty() | (config.autotune_config >= 0)) [[unlikely]]
     return launch_decorated(config, given);
   detail::CallFrame call;

@@ -20,8 +20,6 @@ namespace tritonrt {
 
 JitFunction& JitFunction::get(std::string_view source, std::string_view name) { return get(source, name, false); }
 
-JitFunction& JitFunction::get_live(std::string_view source, std::string_view name) { return get(source, name, true); }
-
 JitFunction& JitFunction::get(std::string_view source, std::string_view name, bool live) {
   // One slot per kernel: the registry's lock covers finding the slot only, and a kernel's
   // import holds its own slot's lock, so a get never waits for another kernel's import.

@@ -272,7 +272,7 @@ PyObject* launch(KernelObject* k, Call& c) {
     // Nothing below reads Python but grid(META), which needs the GIL kept.
     PyThreadState* released = callable_grid ? nullptr : PyEval_SaveThread();
     try {
-      artifact = &p.fn->launch_packed(config, args);
+      artifact = &state().core->launch(*p.fn, config, args);
     } catch (const PythonRaised&) {
       raised = true;
     } catch (const std::exception& e) {

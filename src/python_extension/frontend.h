@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "function/front_end_abi.h"
 #include "tritonrt/tritonrt.h"
 
 namespace tritonrt::frontend {
@@ -77,6 +78,7 @@ struct State {
   PyObject* gluon_descriptor_type = nullptr;  ///< triton.experimental.gluon.nvidia.hopper.TensorDescriptor
   PyObject* compiler_namespace = nullptr;     ///< vars(torch.compiler), whose _is_compiling_flag is_compiling() reads
   const TorchApi* torch = nullptr;
+  const detail::FrontEndApi* core = nullptr;  ///< the core's contract with this module, checked at import
   /// dtype objects by identity: torch's and triton.language's for pointers, the latter as constexprs.
   std::vector<std::pair<PyObject*, DType>> pointer_dtypes, constexpr_dtypes;
   PyObject* language_dtypes[kDTypeCount] = {};  ///< triton.language's object of each type

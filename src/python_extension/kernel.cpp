@@ -102,7 +102,7 @@ PyObject* kernel_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   if (source == Py_None) return self.release();
   const std::string source_text = utf8(source), name_text = utf8(name);
   try {
-    k->plan->fn = &JitFunction::get_live(source_text, name_text);
+    k->plan->fn = &state().core->live_kernel(source_text, name_text);
   } catch (const std::exception& e) {
     Py_XSETREF(k->reason, PyUnicode_FromString(e.what()));
     return self.release();

@@ -160,6 +160,12 @@ bool intern(PyObject*& slot, const char* text) {
 PyMODINIT_FUNC PyInit__frontend() {
   using namespace tritonrt::frontend;
   State& s = state();
+  s.core = tritonrt_front_end_api(tritonrt::detail::FrontEndApi::kVersion);
+  if (s.core == nullptr) {
+    PyErr_SetString(PyExc_ImportError,
+                    "tritonrt._frontend: libtritonrt is of another version than this module (a mixed install)");
+    return nullptr;
+  }
   if (!intern(s.s_data_ptr, "data_ptr") || !intern(s.s_dtype, "dtype") || !intern(s.s_is_cuda, "is_cuda") ||
       !intern(s.s_grid, "grid") || !intern(s.s_warmup, "warmup") || !intern(s.s_active, "active") ||
       !intern(s.s_private_active, "_active") || !intern(s.s_get_current_device, "get_current_device") ||

@@ -1,0 +1,36 @@
+// The contract between the core and the Python front end (src/python_extension/): what the
+// front end needs beyond the public API, handed over as one table through one C entry point,
+// as compiler/module_abi.h's CompilerHost is the core's contract with the compiler module.
+// Users of the public API see neither: a kernel described from a live module, and a launch
+// that says which binary it ran. The front end is built from the same sources as the core;
+// a table of another version means a mixed install, which the front end refuses.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "tritonrt/jit_function.h"
+
+namespace tritonrt::detail {
+
+struct FrontEndApi {
+  static constexpr std::uint32_t kVersion = 1;
+  std::uint32_t version;
+  /// The kernel `name` of `source` as this process's Python holds it now, for a host that
+  /// runs the kernel's module itself: described through Python, never from a bundle or the
+  /// index. Where the module no longer holds the object the kernel was described from (the
+  /// module reloaded, the kernel defined again as a notebook cell run again defines it, or
+  /// another module of that name listed in sys.modules), it is described anew and
+  /// `JitFunction::get` returns that one from then on; a JitFunction got before keeps the
+  /// kernel it described. Throws SourceError.
+  JitFunction& (*live_kernel)(std::string_view source, std::string_view name);
+  /// `fn(config, args...)`, returning the artifact it launched (alive as long as `fn`), which
+  /// the Python launch hands back to its caller as Triton's does.
+  const Artifact& (*launch)(JitFunction& fn, const LaunchConfig& config, std::span<const Arg> args);
+};
+
+}  // namespace tritonrt::detail
+
+/// The table, or null where the core's is not of `version`.
+extern "C" const tritonrt::detail::FrontEndApi* tritonrt_front_end_api(std::uint32_t version);
