@@ -147,24 +147,26 @@ assert os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")
 EOF
 }
 
+# find_base_python: sets BASE_PYTHON. Called as it is, not in a $(...): the summary line of
+# apt_install's step is added in this shell, and a failure ends the run here.
 find_base_python() {
   if [[ -n ${TRITONRT_DEV_PYTHON:-} ]]; then
     python_usable "$TRITONRT_DEV_PYTHON" || die "TRITONRT_DEV_PYTHON=$TRITONRT_DEV_PYTHON is not a usable Python >= 3.10"
-    echo "$TRITONRT_DEV_PYTHON"
+    BASE_PYTHON=$TRITONRT_DEV_PYTHON
     return
   fi
   local candidate
   for candidate in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.12*/bin/python3.12 python3.12 python3.13 python3.11 \
                    python3.10 python3; do
     if command -v "$candidate" >/dev/null 2>&1 && python_usable "$candidate"; then
-      command -v "$candidate"
+      BASE_PYTHON=$(command -v "$candidate")
       return
     fi
   done
   # Debian's own python3 (3.11 on bookworm) works once its venv and header packages are in.
-  apt_install python3 python3-venv python3-dev >&2
+  apt_install python3 python3-venv python3-dev
   python_usable /usr/bin/python3 || die "no usable Python >= 3.10 found; set TRITONRT_DEV_PYTHON"
-  echo /usr/bin/python3
+  BASE_PYTHON=/usr/bin/python3
 }
 
 check_cuda_headers() {
@@ -189,7 +191,7 @@ ensure_venv() {
     rm -rf "$venv"
   fi
   if [[ ! -e $venv ]]; then
-    [[ -n ${BASE_PYTHON:-} ]] || BASE_PYTHON=$(find_base_python)
+    [[ -n ${BASE_PYTHON:-} ]] || find_base_python
     say "creating $venv with $BASE_PYTHON"
     "$BASE_PYTHON" -m venv "$venv"
   fi
@@ -601,7 +603,7 @@ run_wheel() {
   rm -rf "$dir"
   mkdir -p "$dir/my_app"
   echo '*' >"$dir/.gitignore"
-  [[ -n ${BASE_PYTHON:-} ]] || BASE_PYTHON=$(find_base_python)
+  [[ -n ${BASE_PYTHON:-} ]] || find_base_python
   say "wheel: the READMEs' install commands in a fresh venv, then test the installed package (log: $log)"
   {
     "$BASE_PYTHON" -m venv "$venv" && step="README: install-core" && SECONDS=0 &&
