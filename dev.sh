@@ -459,14 +459,16 @@ run_consumers() {
   mkdir -p "$dir"
   echo '*' >"$dir/.gitignore"
   say "consumers: install $BUILD/, move it, build tests/consumers against it (log: $log)"
-  local torch_prefix pip_cxx
+  local torch_prefix pip_cxx=${CXX:-}
   torch_prefix=$("$python" -c "import torch; print(torch.utils.cmake_prefix_path)" 2>/dev/null || true)
-  # The compiler a pip build picks: scikit-build-core sets CXX to Python's sysconfig CXX (up to
-  # its first flag), such as g++, where CMake alone takes c++ (the same compiler on Debian).
-  # ccache hashes the compiler's name: with the same one, the subproject's Release core (the
-  # pip builds' flags) is compiled once for it and both pip builds of `wheel`.
-  pip_cxx=$("$python" -c 'import sysconfig, itertools
-print(" ".join(itertools.takewhile(lambda w: not w.startswith("-"), (sysconfig.get_config_var("CXX") or "c++").split())))')
+  # The compiler a pip build picks: a user's CXX, else scikit-build-core sets CXX to Python's
+  # sysconfig CXX (up to its first flag), such as g++, where CMake alone takes c++ (the same
+  # compiler on Debian). ccache hashes the compiler's name: with the same one, the subproject's
+  # Release core (the pip builds' flags) is compiled once for it and both pip builds of `wheel`.
+  # Where Python cannot say, c++: the consumers build all the same (their core not shared with pip's).
+  [[ -n $pip_cxx ]] || pip_cxx=$("$python" -c 'import sysconfig, itertools
+print(" ".join(itertools.takewhile(lambda w: not w.startswith("-"), (sysconfig.get_config_var("CXX") or "c++").split())))') ||
+    pip_cxx=c++
   {
     cmake --install "$BUILD" --prefix "$dir/installed" && mv "$dir/installed" "$dir/moved" &&
       clean_env "$dir/moved/bin/tritonrt" compile "$kernels:add_kernel" --target cuda:90 \
