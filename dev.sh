@@ -38,6 +38,7 @@ VENV_LATEST=.venv-latest            # requirements-latest.txt: newest Triton, no
 BUILD_LATEST=build-latest
 BUILD_ASAN=build-asan               # .venv, AddressSanitizer + UBSan, no torch
 BUILD_FUZZ=build-fuzz               # tests/fuzz alone, built with clang
+FUZZ_CCACHE_LOG=$BUILD_FUZZ/dev-ccache-stats.log  # the ccache counters of its build in `test`
 BUILD_CONSUMERS=build-consumers     # an install of build/, moved, and tests/consumers built against it
 BUILD_WHEEL=build-wheel             # a fresh venv with the READMEs' pip installs, and what they build on it
 BUILD_TYPE=${CMAKE_BUILD_TYPE:-RelWithDebInfo}
@@ -71,22 +72,42 @@ use_ccache() {
   fi
 }
 
-# ccache_counts: "HITS CALLS", ccache's counts of cacheable compiles so far ("0 0" without it).
-# They count every compile through ccache on the machine, another user's beside this run too.
-ccache_counts() {
-  if command -v ccache >/dev/null; then
-    ccache --print-stats | awk -F '\t' '$1 ~ /^(direct|preprocessed)_cache_hit$/ { hit += $2 }
-      $1 == "cache_miss" { miss += $2 } END { print hit + 0, hit + miss }'
+# ccache_tally: "HITS CALLS" of cacheable compiles, from ccache's counters ("ID<TAB>COUNT" lines) on its input.
+ccache_tally() {
+  awk -F '\t' '$1 ~ /^(direct|preprocessed)_cache_hit$/ { hit += $2 }
+    $1 == "cache_miss" { miss += $2 } END { print hit + 0, hit + miss }'
+}
+
+# ccache_log_counts LOG: "HITS CALLS" of the compiles whose counters ccache logged in LOG (its
+# stats_log: a counter ID a line); "0 0" where there is none.
+ccache_log_counts() {
+  if [[ -f $1 ]]; then
+    sed 's/$/\t1/' "$1" | ccache_tally
   else
     echo 0 0
   fi
 }
 
-# ccache_note HITS CALLS: ", ccache: H of N compiles hit" for the compiles since ccache_counts
-# gave HITS CALLS; nothing where there were none.
+# ccache_counts: "HITS CALLS", ccache's counts of cacheable compiles so far ("0 0" without it),
+# less those of build-fuzz/'s background build (FUZZ_CCACHE_LOG, see start_setup_fuzz; one of
+# its compiles ending while both are read may count on the wrong side). They count every other
+# compile through ccache on the machine, another user's beside this run too.
+ccache_counts() {
+  local hits calls fuzz_hits fuzz_calls
+  if command -v ccache >/dev/null; then
+    read -r hits calls < <(ccache --print-stats | ccache_tally)
+    read -r fuzz_hits fuzz_calls < <(ccache_log_counts "$FUZZ_CCACHE_LOG")
+    echo $((hits - fuzz_hits)) $((calls - fuzz_calls))
+  else
+    echo 0 0
+  fi
+}
+
+# ccache_note HITS CALLS [HITS_NOW CALLS_NOW]: ", ccache: H of N compiles hit" for the compiles
+# from HITS CALLS to HITS_NOW CALLS_NOW (default: ccache_counts now); nothing where there were none.
 ccache_note() {
-  local hits calls
-  read -r hits calls < <(ccache_counts)
+  local hits=${3:-} calls=${4:-}
+  [[ -n $hits ]] || read -r hits calls < <(ccache_counts)
   ((calls > $2)) && printf ', ccache: %d of %d compiles hit' $((hits - $1)) $((calls - $2))
   return 0
 }
@@ -321,22 +342,45 @@ setup_fuzz() {
 # start_setup_fuzz, finish_setup_fuzz: setup_fuzz, built in the background for `test`. It
 # needs no venv, so it builds while .venv's packages download and unpack, which keep at most
 # one core busy; its output waits in build-fuzz/dev-build.log and is printed when it is done.
+# The job is a process group of its own, ended whole (cmake, ninja, the compilers) where the
+# run exits or is interrupted before finish_setup_fuzz: a re-run never finds a second ninja in
+# build-fuzz/. Its compiles log their ccache counters in FUZZ_CCACHE_LOG, which ccache_counts
+# leaves out of the steps beside it.
 start_setup_fuzz() {
   apt_install "${APT_PACKAGES[@]}" "${FUZZ_APT_PACKAGES[@]}"
   mkdir -p "$BUILD_FUZZ"
+  rm -f "$FUZZ_CCACHE_LOG"
   FUZZ_SETUP_BEGUN=$(date +%s)
-  { configure_and_build_fuzz && date +%s >"$BUILD_FUZZ/.dev-built-at"; } >"$BUILD_FUZZ/dev-build.log" 2>&1 &
+  set -m  # job control: the next job starts in a process group of its own
+  # set -e in the job: each step a command of its own, so that a failed one ends it (bash
+  # ignores set -e inside an `a && b` list).
+  (
+    set -e
+    export CCACHE_STATSLOG=$ROOT/$FUZZ_CCACHE_LOG
+    configure_and_build_fuzz
+    date +%s >"$BUILD_FUZZ/.dev-built-at"
+  ) </dev/null >"$BUILD_FUZZ/dev-build.log" 2>&1 &
   FUZZ_SETUP_PID=$!
+  set +m
+  trap stop_setup_fuzz EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+}
+
+# stop_setup_fuzz: ends the background build's process group where it still runs.
+stop_setup_fuzz() {
+  kill -- -"$FUZZ_SETUP_PID" 2>/dev/null || true
 }
 
 finish_setup_fuzz() {
-  local status=0
+  local status=0 hits calls
   wait "$FUZZ_SETUP_PID" || status=$?
+  trap - EXIT INT TERM
   cat "$BUILD_FUZZ/dev-build.log"
   ((status == 0)) || die "building $BUILD_FUZZ failed (exit $status; log: $BUILD_FUZZ/dev-build.log)"
-  # The duration only: ccache's counts of the time hold the builds beside it too.
-  SUMMARY+=("$(printf '%-4s  %-44s  set-up [%d s, beside the steps above]' ok "$BUILD_FUZZ/ (configure, build)" \
-    $(($(cat "$BUILD_FUZZ/.dev-built-at") - FUZZ_SETUP_BEGUN)))")
+  read -r hits calls < <(ccache_log_counts "$FUZZ_CCACHE_LOG")
+  SUMMARY+=("$(printf '%-4s  %-44s  set-up [%d s%s, beside the steps above]' ok "$BUILD_FUZZ/ (configure, build)" \
+    $(($(cat "$BUILD_FUZZ/.dev-built-at") - FUZZ_SETUP_BEGUN)) "$(ccache_note 0 0 "$hits" "$calls")")")
 }
 
 configure_and_build_fuzz() {
