@@ -10,7 +10,7 @@
 #                      set-up step's and stage's time, and how many of its compiles ccache served)
 #   ./dev.sh fuzz      build the libFuzzer harnesses of tests/fuzz with clang (build-fuzz/),
 #                      run each for a bounded time on a copy of its seed corpus, as many at
-#                      a time as there are cores
+#                      a time as CTEST_PARALLEL_LEVEL says (default: the cores)
 #   ./dev.sh sanitize  build with AddressSanitizer + UBSan against .venv, without torch
 #                      (build-asan/), run the CPU tests + pytest there
 #   ./dev.sh consumers install build/, move the install, and build and run the projects of
@@ -462,9 +462,10 @@ run_sanitize() {
     -E pytest_frontend
 }
 
-# start_fuzz HARNESS: starts build-fuzz/fuzz_HARNESS in the background ($! is its process) for
-# FUZZ_SECONDS on a scratch copy of its seed corpus (the repository's is never written). A
-# failing input is saved as build-fuzz/crashes/HARNESS-*; `build-fuzz/fuzz_HARNESS FILE` runs it again.
+# start_fuzz HARNESS: starts build-fuzz/fuzz_HARNESS in the background for FUZZ_SECONDS on a
+# scratch copy of its seed corpus (the repository's is never written), and files it in
+# FUZZING (fuzz_all's) as "HARNESS BEGUN" under its process id. A failing input is saved as
+# build-fuzz/crashes/HARNESS-*; `build-fuzz/fuzz_HARNESS FILE` runs it again.
 start_fuzz() {
   local harness=$1 corpus="$BUILD_FUZZ/corpus/$1" log="$BUILD_FUZZ/fuzz_$1.log"
   rm -rf "$corpus"
@@ -473,12 +474,31 @@ start_fuzz() {
   say "fuzzing $harness for ${FUZZ_SECONDS}s (log: $log)"
   ASAN_SYMBOLIZER_PATH=$FUZZ_SYMBOLIZER "$BUILD_FUZZ/fuzz_$harness" -max_total_time="$FUZZ_SECONDS" -timeout=5 \
     -rss_limit_mb=2048 -artifact_prefix="$BUILD_FUZZ/crashes/$harness-" "$corpus" >"$log" 2>&1 &
+  FUZZING[$!]="$harness $(date +%s)"
 }
 
-# finish_fuzz HARNESS PID BEGUN: waits for the fuzzer start_fuzz started, then one line for the summary.
+# finish_next_fuzz: waits for the first of the fuzzers in FUZZING to end, takes it out, and
+# finish_fuzz. Each is looked at first: bash's `wait -n` misses a job that ended before it
+# was called (a fuzzer that fails at once, while the next one is started).
+finish_next_fuzz() {
+  local pid status=0
+  while :; do
+    for pid in "${!FUZZING[@]}"; do
+      kill -0 "$pid" 2>/dev/null && continue
+      wait "$pid" || status=$?
+      # shellcheck disable=SC2086  # "HARNESS BEGUN"
+      finish_fuzz ${FUZZING[$pid]} "$status"
+      unset "FUZZING[$pid]"
+      return
+    done
+    wait -n || true  # until one of them ends
+  done
+}
+
+# finish_fuzz HARNESS BEGUN STATUS: the line of an ended fuzzer for the summary, in
+# FUZZ_LINES (fuzz_all's) under HARNESS.
 finish_fuzz() {
-  local harness=$1 corpus="$BUILD_FUZZ/corpus/$1" log="$BUILD_FUZZ/fuzz_$1.log" status=0 result seeds
-  wait "$2" || status=$?
+  local harness=$1 corpus="$BUILD_FUZZ/corpus/$1" log="$BUILD_FUZZ/fuzz_$1.log" status=$3 result seeds
   seeds=$(find tests/fuzz/corpus/"$harness" -type f | wc -l)
   if ((status == 0)); then
     result="$(sed -En 's/^Done ([0-9]+) runs in ([0-9]+) second.*/\1 runs in \2 s/p' "$log"), $seeds seeds -> $(find "$corpus" -type f | wc -l) inputs, no failure"
@@ -487,8 +507,8 @@ finish_fuzz() {
     tail -n 60 "$log"
     result="FAILED (exit $status): $(sed -En 's/.*Test unit written to (.*)/\1/p' "$log" | tail -1)"
   fi
-  SUMMARY+=("$(printf '%-4s  %-44s  fuzz: %s  [%d s]' "$( ((status == 0)) && echo ok || echo FAIL)" \
-    "$BUILD_FUZZ/fuzz_$harness (${FUZZ_SECONDS}s)" "$result" $(($(date +%s) - $3)))")
+  FUZZ_LINES[$harness]=$(printf '%-4s  %-44s  fuzz: %s  [%d s]' "$( ((status == 0)) && echo ok || echo FAIL)" \
+    "$BUILD_FUZZ/fuzz_$harness (${FUZZ_SECONDS}s)" "$result" $(($(date +%s) - $2)))
 }
 
 # run_consumers: installs build/ into a scratch prefix and moves it (nothing may depend on
@@ -708,19 +728,18 @@ timed() {
   SUMMARY[-1]+="  [$(($(date +%s) - begun)) s$(ccache_note "$hits" "$calls")]"
 }
 
-# fuzz_all: each fuzzer runs on one core, so they run as many at a time as there are cores (the
-# wall time of one round each), each for its FUZZ_SECONDS; their lines in the summary in order.
+# fuzz_all: each fuzzer runs on one core, so they run JOBS at a time (CTEST_PARALLEL_LEVEL,
+# else the cores), each for its FUZZ_SECONDS, the next started as soon as one ends; their
+# lines in the summary in FUZZ_HARNESSES' order.
 fuzz_all() {
-  local harness running=()
+  local harness
+  local -A FUZZING=() FUZZ_LINES=()  # start_fuzz's and finish_fuzz's
   for harness in "${FUZZ_HARNESSES[@]}"; do
-    if ((${#running[@]} == $(nproc))); then
-      finish_fuzz ${running[0]}
-      running=("${running[@]:1}")
-    fi
+    ((${#FUZZING[@]} < JOBS)) || finish_next_fuzz
     start_fuzz "$harness"
-    running+=("$harness $! $(date +%s)")
   done
-  for harness in "${running[@]}"; do finish_fuzz $harness; done
+  while ((${#FUZZING[@]})); do finish_next_fuzz; done
+  for harness in "${FUZZ_HARNESSES[@]}"; do SUMMARY+=("${FUZZ_LINES[$harness]}"); done
 }
 
 # summary LOGS...: the summary lines; exits 1, naming LOGS, when a step failed.
