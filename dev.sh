@@ -27,10 +27,8 @@
 #   TRITONRT_FUZZ_SECONDS seconds each fuzzer runs (default 20)
 #   CMAKE_BUILD_TYPE      default RelWithDebInfo
 #   CMAKE_BUILD_PARALLEL_LEVEL, CTEST_PARALLEL_LEVEL   honoured by cmake / ctest
-set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-cd "$ROOT"
 
 VENV=.venv                          # requirements.txt: what the GPU machine runs
 BUILD=build
@@ -54,8 +52,6 @@ FUZZ_HARNESSES=(metadata target signature bridge bundle index calls)  # tests/fu
 FUZZ_SECONDS=${TRITONRT_FUZZ_SECONDS:-20}
 # Any undefined behaviour stops the program, as an ASan report does, so no test can pass over it.
 SANITIZE_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
-
-STARTED=$(date +%s)
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
 die() { printf 'dev.sh: %s\n' "$*" >&2; exit 1; }
@@ -511,6 +507,17 @@ finish_fuzz() {
     "$BUILD_FUZZ/fuzz_$harness (${FUZZ_SECONDS}s)" "$result" $(($(date +%s) - $2)))
 }
 
+# build_project SOURCE DIR PREFIX_PATH [CMAKE ARGS...]: configures the CMake project SOURCE in
+# DIR (Ninja, Release) against the installs on PREFIX_PATH, and builds it, both under
+# clean_env. The projects built on an installed tritonrt: tests/consumers here, and
+# examples/custom_op and tests/consumers/embedded in .ci/gpu-run's wheel stage too.
+build_project() {
+  local source=$1 dir=$2 prefix_path=$3
+  shift 3
+  clean_env cmake -S "$source" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix_path" "$@" &&
+    clean_env cmake --build "$dir"
+}
+
 # run_consumers: installs build/ into a scratch prefix and moves it (nothing may depend on
 # where it was installed), runs the installed CLI from there, then configures, builds and runs
 # each project of tests/consumers against it (the torch one where build/ has torch), then one
@@ -543,10 +550,9 @@ print(" ".join(itertools.takewhile(lambda w: not w.startswith("-"), (sysconfig.g
     [[ $consumer == torch && ( -z $torch_prefix || ! -f $dir/moved/lib/cmake/tritonrt/tritonrtTorchTargets.cmake ) ]] && continue
     {
       echo "--- $consumer"
-      clean_env CXX="$pip_cxx" cmake -S "tests/consumers/$consumer" -B "$dir/$consumer" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-        -DCMAKE_PREFIX_PATH="$dir/moved;$torch_prefix" -DTRITONRT_SOURCE_DIR="$ROOT" \
-        -DPython_EXECUTABLE="$python" -DTRITONRT_BUILD_TORCH=OFF &&
-        cmake --build "$dir/$consumer" && clean_env "$dir/$consumer/consumer" "$kernels"
+      CXX=$pip_cxx build_project "tests/consumers/$consumer" "$dir/$consumer" "$dir/moved;$torch_prefix" \
+        -DTRITONRT_SOURCE_DIR="$ROOT" -DPython_EXECUTABLE="$python" -DTRITONRT_BUILD_TORCH=OFF &&
+        clean_env "$dir/$consumer/consumer" "$kernels"
     } >>"$log" 2>&1 && done+=("$consumer") || status=1
   done
   ((status == 0)) && { check_embedded_consumer "$dir" >>"$log" 2>&1 && done+=("embedded") || status=1; }
@@ -566,8 +572,7 @@ check_embedded_consumer() {
   local signature want first
   echo "--- embedded"
   rm -rf "$src" && cp -r tests/consumers/embedded "$src" || return 1
-  clean_env cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$dir/moved" &&
-    clean_env cmake --build "$build" || return 1
+  build_project "$src" "$build" "$dir/moved" || return 1
   out=$(cd / && clean_env env TRITONRT_PYTHON=/nonexistent/python TRITONRT_LIBPYTHON=/nonexistent/libpython.so \
     TRITONRT_CACHE_DIR="$dir/empty-index" "$build/consumer" /nonexistent/app/kernels.py) || { echo "$out"; return 1; }
   echo "$out"
@@ -780,55 +785,66 @@ usage() {
   awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
 }
 
-case ${1:-} in
-  example)
-    setup_system
-    BUILD_TARGETS=tritonrt_example setup_pinned  # the example and what it loads, no tests or benchmarks
-    say "running $BUILD/examples/tritonrt_example"
-    clean_env "$BUILD/examples/tritonrt_example"
-    ;;
-  test)
-    setup_system
-    start_setup_fuzz
-    setup_pinned
-    setup_latest
-    finish_setup_fuzz
-    setup_asan
-    test_all
-    ;;
-  fuzz)
-    setup_fuzz
-    fuzz_all
-    summary "$BUILD_FUZZ/fuzz_*.log"
-    ;;
-  sanitize)
-    setup_system
-    setup_asan
-    run_sanitize
-    summary "$BUILD_ASAN/dev-ctest.log"
-    ;;
-  consumers)
-    setup_system
-    setup_pinned
-    run_consumers
-    summary "$BUILD_CONSUMERS/consumers.log"
-    ;;
-  wheel)
-    setup_system
-    make_room_for_wheel
-    run_wheel
-    summary "$BUILD_WHEEL/wheel.log"
-    ;;
-  setup)
-    setup_system
-    setup_pinned
-    setup_latest
-    ;;
-  -h | --help | help)
-    usage
-    ;;
-  *)
-    usage >&2
-    exit 2
-    ;;
-esac
+main() {
+  set -euo pipefail
+  cd "$ROOT"
+  STARTED=$(date +%s)
+  case ${1:-} in
+    example)
+      setup_system
+      BUILD_TARGETS=tritonrt_example setup_pinned  # the example and what it loads, no tests or benchmarks
+      say "running $BUILD/examples/tritonrt_example"
+      clean_env "$BUILD/examples/tritonrt_example"
+      ;;
+    test)
+      setup_system
+      start_setup_fuzz
+      setup_pinned
+      setup_latest
+      finish_setup_fuzz
+      setup_asan
+      test_all
+      ;;
+    fuzz)
+      setup_fuzz
+      fuzz_all
+      summary "$BUILD_FUZZ/fuzz_*.log"
+      ;;
+    sanitize)
+      setup_system
+      setup_asan
+      run_sanitize
+      summary "$BUILD_ASAN/dev-ctest.log"
+      ;;
+    consumers)
+      setup_system
+      setup_pinned
+      run_consumers
+      summary "$BUILD_CONSUMERS/consumers.log"
+      ;;
+    wheel)
+      setup_system
+      make_room_for_wheel
+      run_wheel
+      summary "$BUILD_WHEEL/wheel.log"
+      ;;
+    setup)
+      setup_system
+      setup_pinned
+      setup_latest
+      ;;
+    -h | --help | help)
+      usage
+      ;;
+    *)
+      usage >&2
+      exit 2
+      ;;
+  esac
+}
+
+# Executed, dev.sh runs main. Sourced (`. ./dev.sh`, as .ci/gpu-run does), it only defines its
+# variables and functions: it sets no shell option, changes no folder and runs nothing.
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+  main "$@"
+fi
