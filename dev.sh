@@ -10,7 +10,7 @@
 #                      set-up step's and stage's time, and how many of its compiles ccache served)
 #   ./dev.sh fuzz      build the libFuzzer harnesses of tests/fuzz with clang (build-fuzz/),
 #                      run each for a bounded time on a copy of its seed corpus, as many at
-#                      a time as there are cores
+#                      a time as CTEST_PARALLEL_LEVEL says (default: the cores)
 #   ./dev.sh sanitize  build with AddressSanitizer + UBSan against .venv, without torch
 #                      (build-asan/), run the CPU tests + pytest there
 #   ./dev.sh consumers install build/, move the install, and build and run the projects of
@@ -27,10 +27,8 @@
 #   TRITONRT_FUZZ_SECONDS seconds each fuzzer runs (default 20)
 #   CMAKE_BUILD_TYPE      default RelWithDebInfo
 #   CMAKE_BUILD_PARALLEL_LEVEL, CTEST_PARALLEL_LEVEL   honoured by cmake / ctest
-set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-cd "$ROOT"
 
 VENV=.venv                          # requirements.txt: what the GPU machine runs
 BUILD=build
@@ -38,6 +36,7 @@ VENV_LATEST=.venv-latest            # requirements-latest.txt: newest Triton, no
 BUILD_LATEST=build-latest
 BUILD_ASAN=build-asan               # .venv, AddressSanitizer + UBSan, no torch
 BUILD_FUZZ=build-fuzz               # tests/fuzz alone, built with clang
+FUZZ_CCACHE_LOG=$BUILD_FUZZ/dev-ccache-stats.log  # the ccache counters of its build in `test`
 BUILD_CONSUMERS=build-consumers     # an install of build/, moved, and tests/consumers built against it
 BUILD_WHEEL=build-wheel             # a fresh venv with the READMEs' pip installs, and what they build on it
 BUILD_TYPE=${CMAKE_BUILD_TYPE:-RelWithDebInfo}
@@ -54,8 +53,6 @@ FUZZ_SECONDS=${TRITONRT_FUZZ_SECONDS:-20}
 # Any undefined behaviour stops the program, as an ASan report does, so no test can pass over it.
 SANITIZE_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
 
-STARTED=$(date +%s)
-
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
 die() { printf 'dev.sh: %s\n' "$*" >&2; exit 1; }
 
@@ -71,22 +68,42 @@ use_ccache() {
   fi
 }
 
-# ccache_counts: "HITS CALLS", ccache's counts of cacheable compiles so far ("0 0" without it).
-# They count every compile through ccache on the machine, another user's beside this run too.
-ccache_counts() {
-  if command -v ccache >/dev/null; then
-    ccache --print-stats | awk -F '\t' '$1 ~ /^(direct|preprocessed)_cache_hit$/ { hit += $2 }
-      $1 == "cache_miss" { miss += $2 } END { print hit + 0, hit + miss }'
+# ccache_tally: "HITS CALLS" of cacheable compiles, from ccache's counters ("ID<TAB>COUNT" lines) on its input.
+ccache_tally() {
+  awk -F '\t' '$1 ~ /^(direct|preprocessed)_cache_hit$/ { hit += $2 }
+    $1 == "cache_miss" { miss += $2 } END { print hit + 0, hit + miss }'
+}
+
+# ccache_log_counts LOG: "HITS CALLS" of the compiles whose counters ccache logged in LOG (its
+# stats_log: a counter ID a line); "0 0" where there is none.
+ccache_log_counts() {
+  if [[ -f $1 ]]; then
+    sed 's/$/\t1/' "$1" | ccache_tally
   else
     echo 0 0
   fi
 }
 
-# ccache_note HITS CALLS: ", ccache: H of N compiles hit" for the compiles since ccache_counts
-# gave HITS CALLS; nothing where there were none.
+# ccache_counts: "HITS CALLS", ccache's counts of cacheable compiles so far ("0 0" without it),
+# less those of build-fuzz/'s background build (FUZZ_CCACHE_LOG, see start_setup_fuzz; one of
+# its compiles ending while both are read may count on the wrong side). They count every other
+# compile through ccache on the machine, another user's beside this run too.
+ccache_counts() {
+  local hits calls fuzz_hits fuzz_calls
+  if command -v ccache >/dev/null; then
+    read -r hits calls < <(ccache --print-stats | ccache_tally)
+    read -r fuzz_hits fuzz_calls < <(ccache_log_counts "$FUZZ_CCACHE_LOG")
+    echo $((hits - fuzz_hits)) $((calls - fuzz_calls))
+  else
+    echo 0 0
+  fi
+}
+
+# ccache_note HITS CALLS [HITS_NOW CALLS_NOW]: ", ccache: H of N compiles hit" for the compiles
+# from HITS CALLS to HITS_NOW CALLS_NOW (default: ccache_counts now); nothing where there were none.
 ccache_note() {
-  local hits calls
-  read -r hits calls < <(ccache_counts)
+  local hits=${3:-} calls=${4:-}
+  [[ -n $hits ]] || read -r hits calls < <(ccache_counts)
   ((calls > $2)) && printf ', ccache: %d of %d compiles hit' $((hits - $1)) $((calls - $2))
   return 0
 }
@@ -147,24 +164,26 @@ assert os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")
 EOF
 }
 
+# find_base_python: sets BASE_PYTHON. Called as it is, not in a $(...): the summary line of
+# apt_install's step is added in this shell, and a failure ends the run here.
 find_base_python() {
   if [[ -n ${TRITONRT_DEV_PYTHON:-} ]]; then
     python_usable "$TRITONRT_DEV_PYTHON" || die "TRITONRT_DEV_PYTHON=$TRITONRT_DEV_PYTHON is not a usable Python >= 3.10"
-    echo "$TRITONRT_DEV_PYTHON"
+    BASE_PYTHON=$TRITONRT_DEV_PYTHON
     return
   fi
   local candidate
   for candidate in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.12*/bin/python3.12 python3.12 python3.13 python3.11 \
                    python3.10 python3; do
     if command -v "$candidate" >/dev/null 2>&1 && python_usable "$candidate"; then
-      command -v "$candidate"
+      BASE_PYTHON=$(command -v "$candidate")
       return
     fi
   done
   # Debian's own python3 (3.11 on bookworm) works once its venv and header packages are in.
-  apt_install python3 python3-venv python3-dev >&2
+  apt_install python3 python3-venv python3-dev
   python_usable /usr/bin/python3 || die "no usable Python >= 3.10 found; set TRITONRT_DEV_PYTHON"
-  echo /usr/bin/python3
+  BASE_PYTHON=/usr/bin/python3
 }
 
 check_cuda_headers() {
@@ -189,7 +208,7 @@ ensure_venv() {
     rm -rf "$venv"
   fi
   if [[ ! -e $venv ]]; then
-    [[ -n ${BASE_PYTHON:-} ]] || BASE_PYTHON=$(find_base_python)
+    [[ -n ${BASE_PYTHON:-} ]] || find_base_python
     say "creating $venv with $BASE_PYTHON"
     "$BASE_PYTHON" -m venv "$venv"
   fi
@@ -319,22 +338,45 @@ setup_fuzz() {
 # start_setup_fuzz, finish_setup_fuzz: setup_fuzz, built in the background for `test`. It
 # needs no venv, so it builds while .venv's packages download and unpack, which keep at most
 # one core busy; its output waits in build-fuzz/dev-build.log and is printed when it is done.
+# The job is a process group of its own, ended whole (cmake, ninja, the compilers) where the
+# run exits or is interrupted before finish_setup_fuzz: a re-run never finds a second ninja in
+# build-fuzz/. Its compiles log their ccache counters in FUZZ_CCACHE_LOG, which ccache_counts
+# leaves out of the steps beside it.
 start_setup_fuzz() {
   apt_install "${APT_PACKAGES[@]}" "${FUZZ_APT_PACKAGES[@]}"
   mkdir -p "$BUILD_FUZZ"
+  rm -f "$FUZZ_CCACHE_LOG"
   FUZZ_SETUP_BEGUN=$(date +%s)
-  { configure_and_build_fuzz && date +%s >"$BUILD_FUZZ/.dev-built-at"; } >"$BUILD_FUZZ/dev-build.log" 2>&1 &
+  set -m  # job control: the next job starts in a process group of its own
+  # set -e in the job: each step a command of its own, so that a failed one ends it (bash
+  # ignores set -e inside an `a && b` list).
+  (
+    set -e
+    export CCACHE_STATSLOG=$ROOT/$FUZZ_CCACHE_LOG
+    configure_and_build_fuzz
+    date +%s >"$BUILD_FUZZ/.dev-built-at"
+  ) </dev/null >"$BUILD_FUZZ/dev-build.log" 2>&1 &
   FUZZ_SETUP_PID=$!
+  set +m
+  trap stop_setup_fuzz EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+}
+
+# stop_setup_fuzz: ends the background build's process group where it still runs.
+stop_setup_fuzz() {
+  kill -- -"$FUZZ_SETUP_PID" 2>/dev/null || true
 }
 
 finish_setup_fuzz() {
-  local status=0
+  local status=0 hits calls
   wait "$FUZZ_SETUP_PID" || status=$?
+  trap - EXIT INT TERM
   cat "$BUILD_FUZZ/dev-build.log"
   ((status == 0)) || die "building $BUILD_FUZZ failed (exit $status; log: $BUILD_FUZZ/dev-build.log)"
-  # The duration only: ccache's counts of the time hold the builds beside it too.
-  SUMMARY+=("$(printf '%-4s  %-44s  set-up [%d s, beside the steps above]' ok "$BUILD_FUZZ/ (configure, build)" \
-    $(($(cat "$BUILD_FUZZ/.dev-built-at") - FUZZ_SETUP_BEGUN)))")
+  read -r hits calls < <(ccache_log_counts "$FUZZ_CCACHE_LOG")
+  SUMMARY+=("$(printf '%-4s  %-44s  set-up [%d s%s, beside the steps above]' ok "$BUILD_FUZZ/ (configure, build)" \
+    $(($(cat "$BUILD_FUZZ/.dev-built-at") - FUZZ_SETUP_BEGUN)) "$(ccache_note 0 0 "$hits" "$calls")")")
 }
 
 configure_and_build_fuzz() {
@@ -416,9 +458,10 @@ run_sanitize() {
     -E pytest_frontend
 }
 
-# start_fuzz HARNESS: starts build-fuzz/fuzz_HARNESS in the background ($! is its process) for
-# FUZZ_SECONDS on a scratch copy of its seed corpus (the repository's is never written). A
-# failing input is saved as build-fuzz/crashes/HARNESS-*; `build-fuzz/fuzz_HARNESS FILE` runs it again.
+# start_fuzz HARNESS: starts build-fuzz/fuzz_HARNESS in the background for FUZZ_SECONDS on a
+# scratch copy of its seed corpus (the repository's is never written), and files it in
+# FUZZING (fuzz_all's) as "HARNESS BEGUN" under its process id. A failing input is saved as
+# build-fuzz/crashes/HARNESS-*; `build-fuzz/fuzz_HARNESS FILE` runs it again.
 start_fuzz() {
   local harness=$1 corpus="$BUILD_FUZZ/corpus/$1" log="$BUILD_FUZZ/fuzz_$1.log"
   rm -rf "$corpus"
@@ -427,12 +470,31 @@ start_fuzz() {
   say "fuzzing $harness for ${FUZZ_SECONDS}s (log: $log)"
   ASAN_SYMBOLIZER_PATH=$FUZZ_SYMBOLIZER "$BUILD_FUZZ/fuzz_$harness" -max_total_time="$FUZZ_SECONDS" -timeout=5 \
     -rss_limit_mb=2048 -artifact_prefix="$BUILD_FUZZ/crashes/$harness-" "$corpus" >"$log" 2>&1 &
+  FUZZING[$!]="$harness $(date +%s)"
 }
 
-# finish_fuzz HARNESS PID BEGUN: waits for the fuzzer start_fuzz started, then one line for the summary.
+# finish_next_fuzz: waits for the first of the fuzzers in FUZZING to end, takes it out, and
+# finish_fuzz. Each is looked at first: bash's `wait -n` misses a job that ended before it
+# was called (a fuzzer that fails at once, while the next one is started).
+finish_next_fuzz() {
+  local pid status=0
+  while :; do
+    for pid in "${!FUZZING[@]}"; do
+      kill -0 "$pid" 2>/dev/null && continue
+      wait "$pid" || status=$?
+      # shellcheck disable=SC2086  # "HARNESS BEGUN"
+      finish_fuzz ${FUZZING[$pid]} "$status"
+      unset "FUZZING[$pid]"
+      return
+    done
+    wait -n || true  # until one of them ends
+  done
+}
+
+# finish_fuzz HARNESS BEGUN STATUS: the line of an ended fuzzer for the summary, in
+# FUZZ_LINES (fuzz_all's) under HARNESS.
 finish_fuzz() {
-  local harness=$1 corpus="$BUILD_FUZZ/corpus/$1" log="$BUILD_FUZZ/fuzz_$1.log" status=0 result seeds
-  wait "$2" || status=$?
+  local harness=$1 corpus="$BUILD_FUZZ/corpus/$1" log="$BUILD_FUZZ/fuzz_$1.log" status=$3 result seeds
   seeds=$(find tests/fuzz/corpus/"$harness" -type f | wc -l)
   if ((status == 0)); then
     result="$(sed -En 's/^Done ([0-9]+) runs in ([0-9]+) second.*/\1 runs in \2 s/p' "$log"), $seeds seeds -> $(find "$corpus" -type f | wc -l) inputs, no failure"
@@ -441,8 +503,19 @@ finish_fuzz() {
     tail -n 60 "$log"
     result="FAILED (exit $status): $(sed -En 's/.*Test unit written to (.*)/\1/p' "$log" | tail -1)"
   fi
-  SUMMARY+=("$(printf '%-4s  %-44s  fuzz: %s  [%d s]' "$( ((status == 0)) && echo ok || echo FAIL)" \
-    "$BUILD_FUZZ/fuzz_$harness (${FUZZ_SECONDS}s)" "$result" $(($(date +%s) - $3)))")
+  FUZZ_LINES[$harness]=$(printf '%-4s  %-44s  fuzz: %s  [%d s]' "$( ((status == 0)) && echo ok || echo FAIL)" \
+    "$BUILD_FUZZ/fuzz_$harness (${FUZZ_SECONDS}s)" "$result" $(($(date +%s) - $2)))
+}
+
+# build_project SOURCE DIR PREFIX_PATH [CMAKE ARGS...]: configures the CMake project SOURCE in
+# DIR (Ninja, Release) against the installs on PREFIX_PATH, and builds it, both under
+# clean_env. The projects built on an installed tritonrt: tests/consumers here, and
+# examples/custom_op and tests/consumers/embedded in .ci/gpu-run's wheel stage too.
+build_project() {
+  local source=$1 dir=$2 prefix_path=$3
+  shift 3
+  clean_env cmake -S "$source" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix_path" "$@" &&
+    clean_env cmake --build "$dir"
 }
 
 # run_consumers: installs build/ into a scratch prefix and moves it (nothing may depend on
@@ -457,14 +530,16 @@ run_consumers() {
   mkdir -p "$dir"
   echo '*' >"$dir/.gitignore"
   say "consumers: install $BUILD/, move it, build tests/consumers against it (log: $log)"
-  local torch_prefix pip_cxx
+  local torch_prefix pip_cxx=${CXX:-}
   torch_prefix=$("$python" -c "import torch; print(torch.utils.cmake_prefix_path)" 2>/dev/null || true)
-  # The compiler a pip build picks: scikit-build-core sets CXX to Python's sysconfig CXX (up to
-  # its first flag), such as g++, where CMake alone takes c++ (the same compiler on Debian).
-  # ccache hashes the compiler's name: with the same one, the subproject's Release core (the
-  # pip builds' flags) is compiled once for it and both pip builds of `wheel`.
-  pip_cxx=$("$python" -c 'import sysconfig, itertools
-print(" ".join(itertools.takewhile(lambda w: not w.startswith("-"), (sysconfig.get_config_var("CXX") or "c++").split())))')
+  # The compiler a pip build picks: a user's CXX, else scikit-build-core sets CXX to Python's
+  # sysconfig CXX (up to its first flag), such as g++, where CMake alone takes c++ (the same
+  # compiler on Debian). ccache hashes the compiler's name: with the same one, the subproject's
+  # Release core (the pip builds' flags) is compiled once for it and both pip builds of `wheel`.
+  # Where Python cannot say, c++: the consumers build all the same (their core not shared with pip's).
+  [[ -n $pip_cxx ]] || pip_cxx=$("$python" -c 'import sysconfig, itertools
+print(" ".join(itertools.takewhile(lambda w: not w.startswith("-"), (sysconfig.get_config_var("CXX") or "c++").split())))') ||
+    pip_cxx=c++
   {
     cmake --install "$BUILD" --prefix "$dir/installed" && mv "$dir/installed" "$dir/moved" &&
       clean_env "$dir/moved/bin/tritonrt" compile "$kernels:add_kernel" --target cuda:90 \
@@ -475,10 +550,9 @@ print(" ".join(itertools.takewhile(lambda w: not w.startswith("-"), (sysconfig.g
     [[ $consumer == torch && ( -z $torch_prefix || ! -f $dir/moved/lib/cmake/tritonrt/tritonrtTorchTargets.cmake ) ]] && continue
     {
       echo "--- $consumer"
-      clean_env CXX="$pip_cxx" cmake -S "tests/consumers/$consumer" -B "$dir/$consumer" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-        -DCMAKE_PREFIX_PATH="$dir/moved;$torch_prefix" -DTRITONRT_SOURCE_DIR="$ROOT" \
-        -DPython_EXECUTABLE="$python" -DTRITONRT_BUILD_TORCH=OFF &&
-        cmake --build "$dir/$consumer" && clean_env "$dir/$consumer/consumer" "$kernels"
+      CXX=$pip_cxx build_project "tests/consumers/$consumer" "$dir/$consumer" "$dir/moved;$torch_prefix" \
+        -DTRITONRT_SOURCE_DIR="$ROOT" -DPython_EXECUTABLE="$python" -DTRITONRT_BUILD_TORCH=OFF &&
+        clean_env "$dir/$consumer/consumer" "$kernels"
     } >>"$log" 2>&1 && done+=("$consumer") || status=1
   done
   ((status == 0)) && { check_embedded_consumer "$dir" >>"$log" 2>&1 && done+=("embedded") || status=1; }
@@ -498,8 +572,7 @@ check_embedded_consumer() {
   local signature want first
   echo "--- embedded"
   rm -rf "$src" && cp -r tests/consumers/embedded "$src" || return 1
-  clean_env cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$dir/moved" &&
-    clean_env cmake --build "$build" || return 1
+  build_project "$src" "$build" "$dir/moved" || return 1
   out=$(cd / && clean_env env TRITONRT_PYTHON=/nonexistent/python TRITONRT_LIBPYTHON=/nonexistent/libpython.so \
     TRITONRT_CACHE_DIR="$dir/empty-index" "$build/consumer" /nonexistent/app/kernels.py) || { echo "$out"; return 1; }
   echo "$out"
@@ -601,7 +674,7 @@ run_wheel() {
   rm -rf "$dir"
   mkdir -p "$dir/my_app"
   echo '*' >"$dir/.gitignore"
-  [[ -n ${BASE_PYTHON:-} ]] || BASE_PYTHON=$(find_base_python)
+  [[ -n ${BASE_PYTHON:-} ]] || find_base_python
   say "wheel: the READMEs' install commands in a fresh venv, then test the installed package (log: $log)"
   {
     "$BASE_PYTHON" -m venv "$venv" && step="README: install-core" && SECONDS=0 &&
@@ -660,19 +733,18 @@ timed() {
   SUMMARY[-1]+="  [$(($(date +%s) - begun)) s$(ccache_note "$hits" "$calls")]"
 }
 
-# fuzz_all: each fuzzer runs on one core, so they run as many at a time as there are cores (the
-# wall time of one round each), each for its FUZZ_SECONDS; their lines in the summary in order.
+# fuzz_all: each fuzzer runs on one core, so they run JOBS at a time (CTEST_PARALLEL_LEVEL,
+# else the cores), each for its FUZZ_SECONDS, the next started as soon as one ends; their
+# lines in the summary in FUZZ_HARNESSES' order.
 fuzz_all() {
-  local harness running=()
+  local harness
+  local -A FUZZING=() FUZZ_LINES=()  # start_fuzz's and finish_fuzz's
   for harness in "${FUZZ_HARNESSES[@]}"; do
-    if ((${#running[@]} == $(nproc))); then
-      finish_fuzz ${running[0]}
-      running=("${running[@]:1}")
-    fi
+    ((${#FUZZING[@]} < JOBS)) || finish_next_fuzz
     start_fuzz "$harness"
-    running+=("$harness $! $(date +%s)")
   done
-  for harness in "${running[@]}"; do finish_fuzz $harness; done
+  while ((${#FUZZING[@]})); do finish_next_fuzz; done
+  for harness in "${FUZZ_HARNESSES[@]}"; do SUMMARY+=("${FUZZ_LINES[$harness]}"); done
 }
 
 # summary LOGS...: the summary lines; exits 1, naming LOGS, when a step failed.
@@ -713,55 +785,66 @@ usage() {
   awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
 }
 
-case ${1:-} in
-  example)
-    setup_system
-    BUILD_TARGETS=tritonrt_example setup_pinned  # the example and what it loads, no tests or benchmarks
-    say "running $BUILD/examples/tritonrt_example"
-    clean_env "$BUILD/examples/tritonrt_example"
-    ;;
-  test)
-    setup_system
-    start_setup_fuzz
-    setup_pinned
-    setup_latest
-    finish_setup_fuzz
-    setup_asan
-    test_all
-    ;;
-  fuzz)
-    setup_fuzz
-    fuzz_all
-    summary "$BUILD_FUZZ/fuzz_*.log"
-    ;;
-  sanitize)
-    setup_system
-    setup_asan
-    run_sanitize
-    summary "$BUILD_ASAN/dev-ctest.log"
-    ;;
-  consumers)
-    setup_system
-    setup_pinned
-    run_consumers
-    summary "$BUILD_CONSUMERS/consumers.log"
-    ;;
-  wheel)
-    setup_system
-    make_room_for_wheel
-    run_wheel
-    summary "$BUILD_WHEEL/wheel.log"
-    ;;
-  setup)
-    setup_system
-    setup_pinned
-    setup_latest
-    ;;
-  -h | --help | help)
-    usage
-    ;;
-  *)
-    usage >&2
-    exit 2
-    ;;
-esac
+main() {
+  set -euo pipefail
+  cd "$ROOT"
+  STARTED=$(date +%s)
+  case ${1:-} in
+    example)
+      setup_system
+      BUILD_TARGETS=tritonrt_example setup_pinned  # the example and what it loads, no tests or benchmarks
+      say "running $BUILD/examples/tritonrt_example"
+      clean_env "$BUILD/examples/tritonrt_example"
+      ;;
+    test)
+      setup_system
+      start_setup_fuzz
+      setup_pinned
+      setup_latest
+      finish_setup_fuzz
+      setup_asan
+      test_all
+      ;;
+    fuzz)
+      setup_fuzz
+      fuzz_all
+      summary "$BUILD_FUZZ/fuzz_*.log"
+      ;;
+    sanitize)
+      setup_system
+      setup_asan
+      run_sanitize
+      summary "$BUILD_ASAN/dev-ctest.log"
+      ;;
+    consumers)
+      setup_system
+      setup_pinned
+      run_consumers
+      summary "$BUILD_CONSUMERS/consumers.log"
+      ;;
+    wheel)
+      setup_system
+      make_room_for_wheel
+      run_wheel
+      summary "$BUILD_WHEEL/wheel.log"
+      ;;
+    setup)
+      setup_system
+      setup_pinned
+      setup_latest
+      ;;
+    -h | --help | help)
+      usage
+      ;;
+    *)
+      usage >&2
+      exit 2
+      ;;
+  esac
+}
+
+# Executed, dev.sh runs main. Sourced (`. ./dev.sh`, as .ci/gpu-run does), it only defines its
+# variables and functions: it sets no shell option, changes no folder and runs nothing.
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+  main "$@"
+fi
