@@ -1,5 +1,6 @@
 #include "store/kernel_records.h"
 
+#include <atomic>
 #include <cstdint>
 
 #include "common/errors.h"
