@@ -254,9 +254,7 @@ KernelDescription kernel_description(std::string_view source, std::string_view n
     kernel.handle = -1;
     kernel.source = source;
     kernel.name = name;
-    // An index record names the file its module was imported from; a bundle serves without
-    // its sources.
-    return stored.records->read_only() ? std::nullopt : moved_module(kernel);
+    return stored.records->follows_sources() ? moved_module(kernel) : std::nullopt;
   };
   std::string why;
   if (auto stored = find_stored_kernel(source, name, why, accept)) {

@@ -30,6 +30,10 @@ class KernelRecords {
   virtual std::string where() const = 0;
   /// A bundle: what it lacks is compiled only with the Triton that made it and is not filed.
   virtual bool read_only() const = 0;
+  /// The index: the records stand for the kernel's files here, so they hold only while its module
+  /// is imported from the file recorded, and Python importing it later is checked (`usable`). A
+  /// bundle serves without its sources.
+  virtual bool follows_sources() const = 0;
 
   /// The artifact filed under `key`, checked against `target`; nullopt where there is none.
   /// A damaged one is an ArtifactError (a bundle) or set aside and reported (the index).
