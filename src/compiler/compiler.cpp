@@ -259,7 +259,7 @@ KernelDescription kernel_description(std::string_view source, std::string_view n
   std::string why;
   if (auto stored = find_stored_kernel(source, name, why, accept)) {
     kernel.records = std::move(stored->records);
-    kernel.imported_since = std::make_shared<std::atomic<bool>>(false);
+    if (kernel.records->follows_sources()) kernel.imported_since = std::make_shared<std::atomic<bool>>(false);
     log_about(LogLevel::debug, {name}, "loaded from {}, without Python", kernel.records->where());
     return kernel;
   }
