@@ -207,7 +207,7 @@ class Observer:
     def _imported(self, importer, name, package, level, fromlist):
         try:
             absolute = importlib.util.resolve_name("." * level + name, package) if level else name
-        except (ImportError, ValueError, AttributeError):
+        except (ImportError, ValueError):
             return
         parts = absolute.split(".")
         names = [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
