@@ -82,6 +82,24 @@ std::string failure_report(const std::vector<std::pair<std::string, std::string>
   return report;
 }
 
+// The timings Triton's own tuning file (cache_results) holds for `key`, into `timings` and
+// `timed` for each candidate it holds; false where there is none. Called with the GIL released.
+bool read_triton_timings(const KernelDescription& kernel, std::size_t layer, const Target& target,
+                         const std::vector<Arg>& key, const std::vector<std::size_t>& candidates,
+                         std::vector<std::array<double, 3>>& timings, TuningTimes& timed) {
+  const auto stored = python_side({kernel.signature.name}, "its tuning results are shared with Triton")
+                          .compiler->read_tuning(kernel, layer, target, key, candidates);
+  if (!stored) return false;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if ((*stored)[i] && (*stored)[i]->size() == 3) {
+      timings[i] = {(*stored)[i]->at(0), (*stored)[i]->at(1), (*stored)[i]->at(2)};
+      timed.configs.push_back(candidates[i]);  // as Triton: the configs the file holds
+      timed.timings.push_back(*(*stored)[i]);
+    }
+  }
+  return true;
+}
+
 // Tuning's progress lines: at info level, or whatever the level with TRITON_PRINT_AUTOTUNING.
 class Progress {
  public:
@@ -365,18 +383,8 @@ std::size_t Autotune::decide(const std::vector<Arg>& key, Resolution& r, TrialMa
   bool from_file = false;
   if (persist) {
     GilReleased unlocked;
-    if (const auto stored = python_side(site, "its tuning results are shared with Triton")
-                                .compiler->read_tuning(kernel_, layer_, target, key, candidates)) {
-      for (std::size_t i = 0; i < candidates.size(); ++i) {
-        if ((*stored)[i] && (*stored)[i]->size() == 3) {
-          timings[i] = {(*stored)[i]->at(0), (*stored)[i]->at(1), (*stored)[i]->at(2)};
-          timed.configs.push_back(candidates[i]);  // as Triton: the configs the file holds
-          timed.timings.push_back(*(*stored)[i]);
-        }
-      }
-      from_file = true;
-      progress.say("tuning result for key {} read from Triton's cache", key_text(key));
-    }
+    from_file = read_triton_timings(kernel_, layer_, target, key, candidates, timings, timed);
+    if (from_file) progress.say("tuning result for key {} read from Triton's cache", key_text(key));
   }
   if (!from_file) {
     const auto timing_started = std::chrono::steady_clock::now();  // as Triton's bench_time: compiles and timings
