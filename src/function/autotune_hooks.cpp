@@ -82,15 +82,13 @@ void Autotune::hook_miss(std::size_t config, Resolution& r) const {
   const auto& text = kernel_.layers[layer_].configs[config].text;
   // An effect another process (or a bundle) recorded for the same inputs and device; none
   // looked for where this config's hook ran unmemoized before (it likely does again).
-  const std::string key =
-      r.device != nullptr ? RecordKey::hook(layer_, config, sha256_hex(text).substr(0, 16), r.device->target.str(),
-                                            r.device->multiprocessors)
-                                .text()
-                          : "";
+  const std::string key = r.device != nullptr ? RecordKey::hook(layer_, config, sha256_hex(text).substr(0, 16),
+                                                                r.device->target.str(), r.device->multiprocessors)
+                                                    .text()
+                                              : "";
   if (!key.empty() && !r.state.hook_in_python[number].load(std::memory_order_relaxed)) {
-    auto stored = first_stored_match(stored_memo_entries(kernel_, key), r, [&](const std::string& text) {
-      return from_stored_hook_form(text, r.count);
-    });
+    auto stored = first_stored_match(stored_memo_entries(kernel_, key), r,
+                                     [&](const std::string& text) { return from_stored_hook_form(text, r.count); });
     if (stored) {
       std::lock_guard lock(r.state.mutex);
       const MemoEntry& entry = memos.add(std::move(stored));

@@ -123,9 +123,9 @@ std::string inputs_changed(const JsonReader<ArtifactError>& read, const nlohmann
   for (const auto& file : read.field<nlohmann::json>(record, "files")) {
     const Stamp stamp{read.field<std::uint64_t>(file, "size"), read.field<std::int64_t>(file, "mtime_ns"),
                       read.field<std::int64_t>(file, "ctime_ns"), read.field<std::uint64_t>(file, "inode")};
-    std::string why = input_changed(read.field<std::string>(file, "path"),
-                                    read.field<std::string>(file, "kind") == "folder",
-                                    read.field<std::string>(file, "sha256"), stamp);
+    std::string why =
+        input_changed(read.field<std::string>(file, "path"), read.field<std::string>(file, "kind") == "folder",
+                      read.field<std::string>(file, "sha256"), stamp);
     if (!why.empty()) return why;
   }
   const auto modules = read.field<nlohmann::json>(record, "modules");

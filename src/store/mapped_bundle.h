@@ -43,7 +43,7 @@ class MappedBundle {
   void read_table();
 
   std::filesystem::path path_;
-  MappedFile mapping_;           ///< a bundle file's bytes (an embedded bundle's are the program's)
+  MappedFile mapping_;  ///< a bundle file's bytes (an embedded bundle's are the program's)
   const char* data_ = nullptr;
   std::size_t size_ = 0;
   std::size_t data_start_ = 0;  ///< where the data (entries and binaries) starts
