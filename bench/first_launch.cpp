@@ -32,6 +32,7 @@
 #include "bench_support.h"
 #include "store/files.h"
 #include "store/index.h"
+#include "store/index_inputs.h"
 #include "tritonrt/bundle.h"
 #include "tritonrt/tritonrt.h"
 

@@ -141,7 +141,7 @@ def launcher(kernel):
     Under TRITON_INTERPRET=1, Triton's interpreter runs it, as `kernel[grid](...)` would."""
     if _interpreted(kernel):
         _wiring._LOG.info("tritonrt: %s runs in Triton's interpreter (TRITON_INTERPRET=1): tritonrt launches nothing",
-                  _safe_repr(kernel))
+                          _safe_repr(kernel))
         return _Interpreted(kernel)
     return Launcher(kernel)
 
@@ -239,7 +239,8 @@ class CompiledKernel:
                 manager.put_group(f"__grp__{self.name}.json", paths)
                 group = paths
             signature = {p.name: ty for p, (ty, _) in zip(self._jit.params, self._specialization)}
-            constants = {(i, ): _wiring._literal(value) for i, (ty, value) in enumerate(self._specialization) if ty == "constexpr"}
+            constants = {(i, ): _wiring._literal(value)
+                         for i, (ty, value) in enumerate(self._specialization) if ty == "constexpr"}
             self._triton = TritonCompiledKernel(ASTSource(self._jit, signature, constants), group, self.hash)
         return self._triton
 

@@ -254,14 +254,12 @@ KernelDescription kernel_description(std::string_view source, std::string_view n
     kernel.handle = -1;
     kernel.source = source;
     kernel.name = name;
-    // An index record names the file its module was imported from; a bundle serves without
-    // its sources.
-    return stored.records->read_only() ? std::nullopt : moved_module(kernel);
+    return stored.records->follows_sources() ? moved_module(kernel) : std::nullopt;
   };
   std::string why;
   if (auto stored = find_stored_kernel(source, name, why, accept)) {
     kernel.records = std::move(stored->records);
-    kernel.imported_since = std::make_shared<std::atomic<bool>>(false);
+    if (kernel.records->follows_sources()) kernel.imported_since = std::make_shared<std::atomic<bool>>(false);
     log_about(LogLevel::debug, {name}, "loaded from {}, without Python", kernel.records->where());
     return kernel;
   }

@@ -67,9 +67,10 @@ struct KernelDescription {
   /// Where what is compiled, tuned and memoized for it is kept (the bundle or the index record
   /// it was read from, or its index record when Python described it); null where nowhere.
   std::shared_ptr<KernelRecords> records;
-  /// Read from a store: set, for all the description's copies, by the compiler module when
+  /// Read from the index: set, for all the description's copies, by the compiler module when
   /// Python imports the kernel in this process (then its records are used only once the code
-  /// imported was compared with them). Null for a kernel described through Python.
+  /// imported was compared with them). Null for a kernel from a bundle or described through
+  /// Python.
   std::shared_ptr<std::atomic<bool>> imported_since;
   KernelSignature signature;
   std::vector<ParamRule> param_rules;        ///< per parameter, in the specializer's compact form

@@ -11,7 +11,6 @@
 #include "common/hashing.h"
 #include "common/log.h"
 #include "common/record_key.h"
-#include "common/sha256.h"
 #include "common/trace.h"
 #include "function/memo.h"
 #include "launch/benchmark.h"
@@ -81,6 +80,24 @@ std::string failure_report(const std::vector<std::pair<std::string, std::string>
     }
   }
   return report;
+}
+
+// The timings Triton's own tuning file (cache_results) holds for `key`, into `timings` and
+// `timed` for each candidate it holds; false where there is none. Called with the GIL released.
+bool read_triton_timings(const KernelDescription& kernel, std::size_t layer, const Target& target,
+                         const std::vector<Arg>& key, const std::vector<std::size_t>& candidates,
+                         std::vector<std::array<double, 3>>& timings, TuningTimes& timed) {
+  const auto stored = python_side({kernel.signature.name}, "its tuning results are shared with Triton")
+                          .compiler->read_tuning(kernel, layer, target, key, candidates);
+  if (!stored) return false;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if ((*stored)[i] && (*stored)[i]->size() == 3) {
+      timings[i] = {(*stored)[i]->at(0), (*stored)[i]->at(1), (*stored)[i]->at(2)};
+      timed.configs.push_back(candidates[i]);  // as Triton: the configs the file holds
+      timed.timings.push_back(*(*stored)[i]);
+    }
+  }
+  return true;
 }
 
 // Tuning's progress lines: at info level, or whatever the level with TRITON_PRINT_AUTOTUNING.
@@ -202,129 +219,6 @@ void Autotune::apply(std::size_t config, Resolution& r) const {
   const auto& c = kernel_.layers[layer_].configs[config];
   for (const auto& [param, value] : c.params) r.pass(param, value);
   merge_options(r.options, c.options, {kernel_.signature.name}, [&] { return "the autotune config {" + c.text + "}"; });
-}
-
-void Autotune::config_hook(std::size_t config, Resolution& r) const {
-  if (r.has_cpp_config_hook()) {
-    BlockShapes shapes(kernel_.signature);
-    (*r.cpp_config_hook)(BoundArgs(kernel_.signature, r.bound()), shapes);
-    r.reshape_descriptors(shapes.changes());
-  } else if (kernel_.layers[layer_].configs[config].pre_hook) {
-    // TRITONRT_MEMOIZE_HOOKS=off: every run in Python, as Triton runs them (for a hook whose
-    // effects tritonrt cannot see: a global it changes, memory it writes by other means).
-    static const bool memoize = environment_switch("TRITONRT_MEMOIZE_HOOKS", true);
-    if (!memoize) {
-      r.reshape_descriptors(run_hook("config", r, static_cast<std::ptrdiff_t>(config), false).changes);
-    } else if (const MemoEntry* entry = memoized_hook(config, r)) {
-      if (!entry->changes.empty()) r.reshape_descriptors(entry->changes);
-    } else {
-      hook_miss(config, r);
-    }
-  }
-}
-
-const MemoEntry* Autotune::memoized_hook(std::size_t config, const Resolution& r) const {
-  for (const MemoEntry* entry : r.state.hooks[r.state.first_config[layer_] + config].entries()) {
-    if (still_reads(*entry, r.args, r.device)) return entry;
-  }
-  return nullptr;
-}
-
-namespace {
-
-// A config hook's stored form: {"reads": ..., "changes": [[param, block shape]]} (memo.h).
-std::optional<std::string> stored_hook_form(const MemoEntry& entry) {
-  nlohmann::json changes = nlohmann::json::array();
-  for (const auto& [param, block] : entry.changes) changes.push_back({param, block});
-  return stored_text(entry, "changes", std::move(changes));
-}
-
-// A stored hook effect for a kernel of `params` parameters, or nullptr when it does not read back.
-std::unique_ptr<MemoEntry> from_stored_hook_form(const std::string& text, std::size_t params) {
-  return from_stored_text(text, params, "a recorded config hook effect", "changes",
-                          [params](const MemoReader& read, const nlohmann::json& changes, MemoEntry& entry) {
-                            if (!changes.is_array()) read.fail("field 'changes' should be a list");
-                            for (const auto& change : changes) {
-                              if (!change.is_array() || change.size() != 2 || !change[1].is_array()) {
-                                read.fail("holds a malformed change");
-                              }
-                              const auto param = read.as<std::size_t>(change[0], "param");
-                              if (param >= params) read.fail("names a parameter the kernel does not have");
-                              std::vector<std::int64_t> block;
-                              for (const auto& size : change[1]) {
-                                block.push_back(read.as<std::int64_t>(size, "block shape"));
-                              }
-                              entry.changes.emplace_back(param, std::move(block));
-                            }
-                          });
-}
-
-}  // namespace
-
-void Autotune::hook_miss(std::size_t config, Resolution& r) const {
-  const std::size_t number = r.state.first_config[layer_] + config;
-  auto& memos = r.state.hooks[number];
-  const auto& text = kernel_.layers[layer_].configs[config].text;
-  // An effect another process (or a bundle) recorded for the same inputs and device; none
-  // looked for where this config's hook ran unmemoized before (it likely does again).
-  const std::string key =
-      r.device != nullptr ? RecordKey::hook(layer_, config, sha256_hex(text).substr(0, 16), r.device->target.str(),
-                                            r.device->multiprocessors)
-                                .text()
-                          : "";
-  if (!key.empty() && !r.state.hook_in_python[number].load(std::memory_order_relaxed)) {
-    auto stored = first_stored_match(stored_memo_entries(kernel_, key), r, [&](const std::string& text) {
-      return from_stored_hook_form(text, r.count);
-    });
-    if (stored) {
-      std::lock_guard lock(r.state.mutex);
-      const MemoEntry& entry = memos.add(std::move(stored));
-      if (!entry.changes.empty()) r.reshape_descriptors(entry.changes);
-      return;
-    }
-  }
-  std::vector<TensorShape> shapes;
-  const auto args = python_args(r, shapes);
-  const std::string json = [&] {
-    GilReleased unlocked;  // the interpreter may be busy on another thread
-    return python_side({kernel_.signature.name},
-                       fmt::format("the pre_hook of autotune config {{{}}} has no effect recorded for these "
-                                   "arguments{}",
-                                   text, r.device != nullptr ? " on " + r.device->target.str() : std::string()))
-        .compiler->run_hook(kernel_, layer_, "config", args, r.launch != nullptr ? r.launch->stream : nullptr,
-                            static_cast<std::ptrdiff_t>(config), false, true);
-  }();
-  const HookResult result = parse_hook_result(kernel_, json);
-  auto entry = std::make_unique<MemoEntry>();
-  record_reads(*entry, result.reads, r, shapes);  // before the reshape: what the hook was shown
-  entry->changes = result.changes;
-  r.reshape_descriptors(result.changes);
-  if (!result.memoizable) {
-    if (!r.state.hook_in_python[number].exchange(true)) {
-      log_about(LogLevel::info, {kernel_.signature.name},
-                "the pre_hook of autotune config {{{}}} runs in Python on every call: it {}", text, result.why);
-    }
-    return;
-  }
-  if (!key.empty()) {
-    if (const auto text = stored_hook_form(*entry)) store_memo_entry(kernel_, key, *text);
-  }
-  std::lock_guard lock(r.state.mutex);
-  memos.add(std::move(entry));
-}
-
-HookResult Autotune::run_hook(const char* which, const Resolution& r, std::ptrdiff_t config, bool reset_only,
-                              bool record) const {
-  std::vector<TensorShape> shapes;
-  const auto args = python_args(r, shapes);
-  std::string json;
-  {
-    GilReleased unlocked;
-    json = python_side({kernel_.signature.name}, "its autotuner has hooks")
-               .compiler->run_hook(kernel_, layer_, which, args, r.launch != nullptr ? r.launch->stream : nullptr,
-                                   config, reset_only, record);
-  }
-  return parse_hook_result(kernel_, json);
 }
 
 std::size_t Autotune::tune(std::vector<Arg> key, std::uint64_t hash, Resolution& r, TrialMaker& function) const {
@@ -489,18 +383,8 @@ std::size_t Autotune::decide(const std::vector<Arg>& key, Resolution& r, TrialMa
   bool from_file = false;
   if (persist) {
     GilReleased unlocked;
-    if (const auto stored = python_side(site, "its tuning results are shared with Triton")
-                                .compiler->read_tuning(kernel_, layer_, target, key, candidates)) {
-      for (std::size_t i = 0; i < candidates.size(); ++i) {
-        if ((*stored)[i] && (*stored)[i]->size() == 3) {
-          timings[i] = {(*stored)[i]->at(0), (*stored)[i]->at(1), (*stored)[i]->at(2)};
-          timed.configs.push_back(candidates[i]);  // as Triton: the configs the file holds
-          timed.timings.push_back(*(*stored)[i]);
-        }
-      }
-      from_file = true;
-      progress.say("tuning result for key {} read from Triton's cache", key_text(key));
-    }
+    from_file = read_triton_timings(kernel_, layer_, target, key, candidates, timings, timed);
+    if (from_file) progress.say("tuning result for key {} read from Triton's cache", key_text(key));
   }
   if (!from_file) {
     const auto timing_started = std::chrono::steady_clock::now();  // as Triton's bench_time: compiles and timings

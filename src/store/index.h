@@ -64,11 +64,6 @@ struct SkippedKernel {
   std::string line;  ///< "<name> of <source>: why", or "<folder>: why"
 };
 
-/// What put_kernel takes for a kernel made from the files `paths` alone (each with its
-/// SHA-256 and stamps as they are now), no module imported by name and no variable read: for
-/// records made without the bridge (benchmarks, tests).
-nlohmann::json inputs_of_files(const std::vector<std::string>& paths);
-
 class KernelIndex {
  public:
   explicit KernelIndex(std::filesystem::path dir) : dir_(std::move(dir)) {}

@@ -1,5 +1,6 @@
 #include "store/kernel_records.h"
 
+#include <atomic>
 #include <cstdint>
 
 #include "common/errors.h"
@@ -18,6 +19,7 @@ class BundleRecords final : public KernelRecords {
 
   std::string where() const override { return "the bundle " + kernel_.where(); }
   bool read_only() const override { return true; }
+  bool follows_sources() const override { return false; }
 
   std::optional<Artifact> find_artifact(const std::string& key, const Target& target) const override {
     return bundled_artifact(kernel_, key, target);
@@ -60,6 +62,7 @@ class IndexRecords final : public KernelRecords {
 
   std::string where() const override { return "the index"; }
   bool read_only() const override { return false; }
+  bool follows_sources() const override { return true; }
 
   std::optional<Artifact> find_artifact(const std::string& key, const Target& target) const override {
     return index_.find_artifact(source_, name_, fingerprinted(fingerprint_, key), target);

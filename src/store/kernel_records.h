@@ -5,7 +5,6 @@
 // store holds is described through Python and filed in the index.
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -31,6 +30,10 @@ class KernelRecords {
   virtual std::string where() const = 0;
   /// A bundle: what it lacks is compiled only with the Triton that made it and is not filed.
   virtual bool read_only() const = 0;
+  /// The index: the records stand for the kernel's files here, so they hold only while its module
+  /// is imported from the file recorded, and Python importing it later is checked (`usable`). A
+  /// bundle serves without its sources.
+  virtual bool follows_sources() const = 0;
 
   /// The artifact filed under `key`, checked against `target`; nullopt where there is none.
   /// A damaged one is an ArtifactError (a bundle) or set aside and reported (the index).
@@ -64,10 +67,10 @@ struct StoredKernel {
   std::shared_ptr<KernelRecords> records;
 };
 
-/// Kernel `name` of `source` from the first store that holds it fresh and whose entry
-/// `accept` takes (it returns why not, e.g. a description that does not parse; then the next
-/// store is asked). nullopt with `why` saying what each store lacked. A damaged bundle is an
-/// ArtifactError.
+/// Kernel `name` of `source` from the first store that holds it fresh, if `accept` takes its
+/// entry (it returns why not, e.g. a description that does not parse). A bundle's entry refused,
+/// or a damaged bundle, is an ArtifactError; an index record refused is as none, its reason in
+/// `why`. nullopt with `why` saying what each store lacked.
 std::optional<StoredKernel> find_stored_kernel(
     std::string_view source, std::string_view name, std::string& why,
     const std::function<std::optional<std::string>(const StoredKernel&)>& accept);

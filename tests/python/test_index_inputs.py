@@ -1,5 +1,5 @@
 """What an index record names, observed while Python imported and described the kernel
-(src/python_compiler/bridge/observe.py): each way a later process could be served a binary of code
+(src/python_compiler/bridge/observe.py, record_inputs.py): each way a later process could be served a binary of code
 its files no longer hold, with tritonrt's answer compared with Triton's own (the index off)
 after an edit between processes."""
 import json

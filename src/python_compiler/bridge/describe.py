@@ -8,7 +8,7 @@ import sys
 
 from _tritonrt_bridge.common import KernelNotFoundError, KernelSourceError, as_json, printable
 from _tritonrt_bridge.importing import _is_path, _package_root, appended_folders, import_source, search_paths
-from _tritonrt_bridge.observe import observer
+from _tritonrt_bridge.record_inputs import inputs as recorded_inputs, own_file_entry
 
 # What the package offers C++.
 __all__ = ["kernel_description", "kernel_handle", "is_current", "dependencies"]
@@ -188,15 +188,15 @@ def kernel_description(source, name):
 
 def dependencies(handle):
     """What kernel `handle`'s description and binaries were made from, as the observer saw it
-    (bridge/observe.py), for C++ to check without Python (src/store/index.cpp): the files its
-    modules' code was read from and read, through every module they imported (an installed
-    distribution by its record file; Python's own library by the Python), the folders they
-    listed, where a new process would find each module, the environment variables they read
-    and those Triton's cache key reads. Raises KernelSourceError where any of it cannot be
-    observed or no longer holds (a file edited after its module was imported, a global changed
-    in memory, a module imported before tritonrt observed imports, a notebook cell's kernel):
-    such a kernel is not indexed. Answer: JSON, {"files", "modules", "environment"}, the
-    kernel's own file first."""
+    (bridge/observe.py, bridge/record_inputs.py), for C++ to check without Python
+    (src/store/index.cpp): the files its modules' code was read from and read, through every
+    module they imported (an installed distribution by its record file; Python's own library by
+    the Python), the folders they listed, where a new process would find each module, the
+    environment variables they read and those Triton's cache key reads. Raises
+    KernelSourceError where any of it cannot be observed or no longer holds (a file edited after
+    its module was imported, a global changed in memory, a module imported before tritonrt
+    observed imports, a notebook cell's kernel): such a kernel is not indexed. Answer: JSON,
+    {"files", "modules", "environment"}, the kernel's own file first."""
     from triton.runtime.jit import JITCallable
 
     source, name, _ = named[handle]
@@ -234,14 +234,14 @@ def dependencies(handle):
     if by_path:
         search_path.append(_package_root(own_file)[0])
     try:
-        inputs = observer().inputs(roots, globals_read, search_path, module.__name__ if by_path else None)
+        inputs = recorded_inputs(roots, globals_read, search_path, module.__name__ if by_path else None)
     except LookupError as e:
         raise KernelSourceError(f"what '{name}' was made from cannot all be observed: {e}") from None
     files = inputs["files"]
     own = [f for f in files if f["path"] == own_file]
     if not own:  # a module of an installed distribution, which its RECORD stands for: named all the same
         try:
-            own = [observer().own_file_entry(vars(module), own_file)]
+            own = [own_file_entry(vars(module), own_file)]
         except LookupError as e:
             raise KernelSourceError(f"what '{name}' was made from cannot all be observed: {e}") from None
     inputs["files"] = own + [f for f in files if f["path"] != own_file]

@@ -2,17 +2,18 @@
 the observer watches the process's Python (audit hooks, the import statement, os.environ): every
 module executed, with the stat of its file before the read; every file and folder a module's code
 reads; every environment variable it reads; every module it imports, found in sys.modules or not.
-A record of a kernel (tritonrt's index) names all of that for the modules its code was made from,
-taken through their imports, or the kernel is not recorded: whatever cannot be seen (a module
-imported before the observer started, a file edited while or after it was read, a value changed
-in memory after its module was imported, the whole environment read) refuses the record.
+A record of a kernel (tritonrt's index, made by record_inputs) names all of that for the modules
+its code was made from, taken through their imports, or the kernel is not recorded: whatever
+cannot be seen (a module imported before the observer started, a file edited while or after it
+was read, a value changed in memory after its module was imported, the whole environment read)
+refuses the record.
 
 This file is also the Python package's `tritonrt._observe`, so that `import tritonrt` starts the
 observer in a Python program before its kernel modules are imported; whichever copy starts first
 serves both (sys.modules["_tritonrt_observer"])."""
 
 import builtins
-import hashlib
+import contextlib
 import importlib.util
 import os
 import sys
@@ -70,15 +71,12 @@ class Observer:
         self._local = threading.local()
         self._library_roots = None
         self._library_prefixes = ()
-        self._kinds = {}  # path -> what _library answered for it
-        self._records = {}  # path -> what _distribution_record answered for it
-        self._tops = {}  # site folder -> ({top-level name: record} by top_level.txt, the same by RECORD or None)
-        self._hashes = {}  # (path, stamp) -> SHA-256
+        self._kinds = {}  # path -> what library answered for it
 
     # --- watching ---------------------------------------------------------------------------
 
     def start(self):
-        self._library("")  # its tables made now, not from inside an audit event
+        self.library("")  # its tables made now, not from inside an audit event
         sys.addaudithook(self._on_event)
         original_import = builtins.__import__
         original_import_module = importlib.import_module
@@ -209,7 +207,7 @@ class Observer:
     def _imported(self, importer, name, package, level, fromlist):
         try:
             absolute = importlib.util.resolve_name("." * level + name, package) if level else name
-        except (ImportError, ValueError, AttributeError):
+        except (ImportError, ValueError):
             return
         parts = absolute.split(".")
         names = [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
@@ -291,7 +289,7 @@ class Observer:
             module = self._reader(caller)
             if module is not None:
                 path = os.path.abspath(path)
-                module.opened.setdefault(path, self._steady_stamp(path))
+                module.opened.setdefault(path, self.steady_stamp(path))
 
     def _on_load(self, path):
         # The loader is about to read a module's source or bytecode: its stamps now, once the
@@ -300,11 +298,11 @@ class Observer:
         if path.startswith(self._library_prefixes):
             return
         if path.endswith(".py"):
-            self._loads[path] = (self._steady_stamp(path), None)
+            self._loads[path] = (self.steady_stamp(path), None)
         elif path.endswith(".pyc") and os.path.basename(os.path.dirname(path)) == "__pycache__":
             source = os.path.join(os.path.dirname(os.path.dirname(path)),
                                   os.path.basename(path).split(".", 1)[0] + ".py")
-            source_stamp = self._steady_stamp(source)
+            source_stamp = self.steady_stamp(source)
             try:
                 compiled = os.stat(path)
                 with open(path, "rb") as file:
@@ -333,9 +331,9 @@ class Observer:
         module = self._reader(caller)
         if module is not None:
             path = os.path.abspath(os.fsdecode(path))
-            module.listed.setdefault(path, self._steady_stamp(path))
+            module.listed.setdefault(path, self.steady_stamp(path))
 
-    def _steady_stamp(self, path):
+    def steady_stamp(self, path):
         """The stamps of `path`, taken once its last change is more than a clock tick old; None
         where it cannot be stat'ed."""
         try:
@@ -374,7 +372,7 @@ class Observer:
 
     def _is_library(self, module):
         if module.library is None:
-            module.library = self._library(module.path) is not None
+            module.library = self.library(module.path) is not None
         return module.library
 
     @staticmethod
@@ -407,9 +405,22 @@ class Observer:
         except Exception:
             pass  # never in the way of the program's own read
 
-    # --- what a record names ----------------------------------------------------------------
+    # --- for the record (record_inputs) ------------------------------------------------------
 
-    def _library(self, path):
+    @contextlib.contextmanager
+    def own_reads(self):
+        """A context in which the observer's own reads and listings are no module's; modules run
+        outside an import statement that finished since (_reader) are settled on entry."""
+        self._local.busy = True
+        try:
+            pending = getattr(self._local, "pending", None)
+            if pending:
+                self._settle_finished(pending, sys._getframe())
+            yield
+        finally:
+            self._local.busy = False
+
+    def library(self, path):
         """"stdlib" for a file of Python's standard library, "site" for one in a folder of
         installed distributions, None for any other (the user's code, editable installs)."""
         if self._library_roots is None:
@@ -435,212 +446,13 @@ class Observer:
             self._kinds[path] = kind
         return kind
 
-    def _distribution_record(self, path):
-        """The RECORD (else METADATA) file of the installed distribution holding `path`, or None
-        where none lists it."""
-        record = self._records.get(path, _Missing)
-        if record is _Missing:
-            record = self._records[path] = self._find_record(path)
-        return record
-
-    def _find_record(self, path):
-        real = os.path.realpath(path)
-        for folder, kind in self._library_roots:
-            if kind != "site" or not real.startswith(folder):
-                continue
-            top = real[len(folder):].split(os.sep, 1)[0]
-            top = top[:-3] if top.endswith(".py") else top.split(".", 1)[0] if top.endswith(".so") else top
-            by_top_level, by_record = self._tops.get(folder) or self._tops.setdefault(folder, (
-                self._distribution_tops(folder, "top_level.txt"), None))
-            if top in by_top_level:
-                return by_top_level[top]
-            if by_record is None:  # every RECORD read once, only when a top_level.txt does not say
-                by_record = self._distribution_tops(folder, "RECORD")
-                self._tops[folder] = (by_top_level, by_record)
-            return by_record.get(top)
-        return None
-
-    @staticmethod
-    def _distribution_tops(folder, marker):
-        """{top-level name: its distribution's RECORD (else METADATA)} for the distributions of
-        site folder `folder`, by each one's `marker` file (top_level.txt or RECORD): a name is
-        an entry's first path component, or that component up to one of its dots ("six" of
-        "six.py"); the first distribution in name order that lists it has it."""
-        try:
-            candidates = sorted(n for n in os.listdir(folder) if n.endswith(".dist-info"))
-        except OSError:
-            return {}
-        tops = {}
-        for name in candidates:
-            record = os.path.join(folder, name, "RECORD")
-            record = record if os.path.exists(record) else os.path.join(folder, name, "METADATA")
-            try:
-                with open(os.path.join(folder, name, marker), encoding="utf-8", errors="replace") as file:
-                    for line in file:
-                        first = line.split(",", 1)[0].strip().split("/", 1)[0]
-                        if not first:
-                            continue
-                        tops.setdefault(first, record)
-                        dot = first.find(".")
-                        while dot > 0:
-                            tops.setdefault(first[:dot], record)
-                            dot = first.find(".", dot + 1)
-            except OSError:
-                continue
-        return tops
-
-    def _sha256(self, path, stamp):
-        key = (path, stamp)
-        digest = self._hashes.get(key)
-        if digest is None:
-            with open(path, "rb") as file:
-                digest = hashlib.file_digest(file, "sha256").hexdigest()
-            self._hashes[key] = digest
-        return digest
-
-    def _file_entry(self, path, stamp, what):
-        """(path, SHA-256 and stamps) of a file read at `stamp`, checked unchanged since."""
-        if stamp is None:
-            raise LookupError(f"{what} '{path}' could not be looked at when it was read")
-        try:
-            now = os.stat(path)
-        except OSError:
-            raise LookupError(f"{what} '{path}' is gone") from None
-        if _stamp(now) != stamp:
-            raise LookupError(f"{what} '{path}' changed since it was read")
-        if os.path.isdir(path):
-            listing = "\n".join(sorted(os.listdir(path)))
-            digest = hashlib.sha256(listing.encode("utf-8", "surrogateescape")).hexdigest()
-            kind = "folder"
-        else:
-            digest = self._sha256(path, stamp)
-            kind = "file"
-        size, mtime, ctime, inode, _ = stamp
-        return {"path": path, "kind": kind, "sha256": digest, "size": size, "mtime_ns": mtime, "ctime_ns": ctime,
-                "inode": inode}
-
-    def own_file_entry(self, namespace, path):
-        """The entry of a kernel module's own file: from before Python read it where the observer
-        took its stamps, else (an installed distribution's file, whose record stands for it) as
-        the file is now."""
-        module = self.modules.get(id(namespace))
-        seen = module is not None and module.path == path and module.stamp is not None
-        stamp = module.stamp if seen else self._steady_stamp(path)
-        return self._file_entry(path, stamp, "the kernel's file")
-
-    def inputs(self, roots, globals_read, search_path, own_name=None):
-        """Everything the code of the modules `roots` (namespaces) was made from, through their
-        imports: {"files": [...], "modules": [...], "environment": {...}}; raises LookupError
-        saying what cannot be observed. `globals_read`: (name, value, namespace) of each global a
-        kernel's key holds, compared with what its module's code left there. `search_path`: where
-        a new process loading the kernel would look for a module imported by name; `own_name`: the module of a kernel named by its file (found by its path, not its name)."""
-        self._local.busy = True  # what this reads and lists is no module's
-        try:
-            pending = getattr(self._local, "pending", None)
-            if pending:  # modules run outside an import statement that finished since (_reader)
-                self._settle_finished(pending, sys._getframe())
-            return self._inputs(roots, globals_read, search_path, own_name)
-        finally:
-            self._local.busy = False
-
-    def _inputs(self, roots, globals_read, search_path, own_name):
-        files, modules, environment = {}, [], {}
-        seen, queue = set(), list(roots)
-        while queue:
-            namespace = queue.pop()
-            if id(namespace) in seen:
-                continue
-            seen.add(id(namespace))
-            name = namespace.get("__name__", "?")
-            module = self.modules.get(id(namespace))
-            path = module.path if module is not None else namespace.get("__file__")
-            if path is None and module is None:  # made by its package's own code (torch._C's submodules)
-                path = self._package_file(name)
-            library = self._library(path) if path is not None else None
-            if library == "stdlib":
-                continue  # Python's own: the same Python is the same code
-            record = self._distribution_record(path) if library == "site" else None
-            if record is not None:
-                if record not in files:
-                    files[record] = self._file_entry(record, self._steady_stamp(record), "the distribution record")
-                if module is not None:  # what it imported in turn (torch, for a library's kernel)
-                    queue.extend(vars(m) for m in module.imports.values())
-                continue
-            if namespace.get("__name__") in sys.builtin_module_names or namespace.get("__spec__") is not None and \
-                    getattr(namespace["__spec__"], "origin", None) in ("built-in", "frozen"):
-                continue
-            if module is None and path is None and "__path__" in namespace:
-                continue  # a namespace package: no code of its own, its modules are seen each on its own
-            if module is None:
-                raise LookupError(f"tritonrt did not see the code of module '{name}' run (imported before it started "
-                                  "to observe imports, or not from Python source)")
-            if module.problem is not None:
-                raise LookupError(f"module '{name}': {module.problem}")
-            files[module.path] = self._file_entry(module.path, module.stamp, "the module file")
-            for opened, stamp in module.opened.items():
-                if self._library(opened) is None:
-                    files.setdefault(opened, self._file_entry(opened, stamp, f"'{name}' read the file"))
-            for folder, stamp in module.listed.items():
-                files.setdefault(folder, self._file_entry(folder, stamp, f"'{name}' listed the folder"))
-            for variable, value in module.environ.items():
-                if os.environ.get(variable) != value:
-                    raise LookupError(f"'{name}' read the environment variable {variable}, which changed since")
-                environment[variable] = value
-            modules.append((name, module))
-            queue.extend(vars(m) for m in module.imports.values())
-        for global_name, value, namespace in globals_read:
-            module = self.modules.get(id(namespace))
-            if module is None or module.snapshot is None:
-                raise LookupError(f"global '{global_name}' lives in a namespace tritonrt did not see made")
-            if _comparable(module.snapshot.get(global_name, _Missing)) != _comparable(value):
-                raise LookupError(f"global '{global_name}' of '{namespace.get('__name__')}' is not what its module's "
-                                  "code made it (changed in memory after the import)")
-        return {"files": sorted(files.values(), key=lambda f: f["path"]),
-                "modules": self._found_where(modules, search_path, own_name), "environment": environment}
-
-    @staticmethod
-    def _package_file(name):
-        """The file of the nearest package above module `name` that has one, or None."""
-        while "." in name:
-            name = name.rsplit(".", 1)[0]
-            path = getattr(sys.modules.get(name), "__file__", None)
-            if path is not None:
-                return path
-        return None
-
-    def _found_where(self, modules, search_path, own_name):
-        """Where a new process would find each module imported by a top-level name: it must be
-        the file this process ran (a module of one name imported from another folder first is
-        not)."""
-        from importlib.machinery import PathFinder
-        search_path = [os.path.abspath(p) if p else os.getcwd() for p in search_path]
-        found = []
-        for name, module in modules:
-            top = name.split(".", 1)[0]
-            top_module = sys.modules.get(top)
-            if name == own_name or any(f["name"] == top for f in found) or top_module is None:
-                continue
-            where = getattr(top_module, "__file__", None)
-            spec = PathFinder.find_spec(top, search_path)
-            there = None if spec is None else spec.origin
-            if where is None or there is None or os.path.realpath(there) != os.path.realpath(where):
-                raise LookupError(f"module '{top}' is '{where}' in this process, while a new process would import "
-                                  f"{there and repr(there) or 'no file'} for it")
-            found.append({"name": top, "file": os.path.realpath(where), "search_path": search_path})
-        return found
+    def site_folders(self):
+        """The folders of installed distributions, resolved, each ending in a separator."""
+        return [root for root, kind in self._library_roots if kind == "site"]
 
 
 class _Missing:
     pass
-
-
-def _comparable(value):
-    """(whether constexpr-wrapped, the repr Triton's key holds) of a value."""
-    inner = getattr(value, "value", value) if type(value).__name__ == "constexpr" else value
-    try:
-        return type(value).__name__ == "constexpr", repr(inner)
-    except Exception:
-        return None, id(inner)
 
 
 def observer():
