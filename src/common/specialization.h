@@ -128,8 +128,8 @@ void bind_arguments(const KernelSignature& signature, std::span<const std::optio
                     std::span<const Arg> given, Arg* out);
 
 /// The arguments the inline path below does not take: annotated parameters, fixed-type
-/// scalars, floats that overflow fp32, and every error. Throws ArgumentError naming kernel
-/// and parameter.
+/// scalars, floats that overflow fp32, and every error, each by its kind (common/kinds/).
+/// Throws ArgumentError naming kernel and parameter.
 ParamCode specialize_rare_argument(const SpecializationRules& rules, const ParamRule& param, const Arg& arg,
                                    const KernelSignature& signature, std::size_t index);
 
@@ -253,10 +253,13 @@ template <bool Pack = false>
 /// the triton.language type's "fp16" for an address (Triton's tuning keys hold these).
 std::string dtype_text(DType type, ArgSource source);
 
-/// repr() of a constexpr value as Python prints it.
+/// repr() of a constexpr value as Python prints it (its kind's, common/kinds/).
 std::string python_repr(const Arg& value, const ParamInfo& param);
 
-/// The readable name of an argument kind, for error messages ("a device pointer").
+/// The readable name of an argument kind, for error messages ("a device pointer"; its kind's).
 std::string describe(const Arg& arg);
+
+/// An entry's key in Triton's specialization list as Python prints it (a constexpr's: its value).
+std::string key_repr(const ParamSpec& entry);
 
 }  // namespace tritonrt::detail

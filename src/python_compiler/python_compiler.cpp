@@ -11,7 +11,7 @@
 #include "common/compile_options.h"
 #include "common/errors.h"
 #include "common/log.h"
-#include "tritonrt/tensor_descriptor.h"
+#include "python_compiler/kinds/python_kinds.h"
 
 namespace py = pybind11;
 
@@ -156,42 +156,6 @@ py::object key_object(ParamSpec::Key key) {
   return py::none();
 }
 
-py::object constexpr_object(const Arg& a, const KernelDescription& kernel, std::size_t index) {
-  switch (a.kind) {
-    case ArgKind::none:
-      return py::make_tuple("value", py::none());
-    case ArgKind::boolean:
-      return py::make_tuple("value", py::bool_(a.value.u != 0));
-    case ArgKind::sint:
-      return py::make_tuple("value", py::int_(a.value.i));
-    case ArgKind::uint:
-      return py::make_tuple("value", py::int_(a.value.u));
-    case ArgKind::real:
-      return py::make_tuple("value", py::float_(a.value.f));
-    case ArgKind::string: {
-      PyObject* text = PyUnicode_DecodeUTF8(a.value.s, static_cast<Py_ssize_t>(a.size), "strict");
-      if (text == nullptr) {
-        PyErr_Clear();
-        raise<ArgumentError>(param_site(kernel.signature, index), "a constexpr string must be UTF-8 text");
-      }
-      return py::make_tuple("value", py::reinterpret_steal<py::str>(text));
-    }
-    case ArgKind::dtype:
-      return py::make_tuple("dtype", std::string(language_name(a.dtype)));
-    case ArgKind::python_default:
-      return py::make_tuple("default");
-    case ArgKind::tuple: {
-      const auto elements = a.elements();
-      py::tuple values(elements.size());
-      for (std::size_t i = 0; i < elements.size(); ++i) values[i] = constexpr_object(elements[i], kernel, index);
-      return py::make_tuple("tuple", values);
-    }
-    default:
-      raise<ArgumentError>(param_site(kernel.signature, index), "internal error: {} is not a constexpr value",
-                           describe(a));
-  }
-}
-
 // A parameter's (type, key) for the bridge's compile: a constexpr's value encoded as
 // constexpr_object encodes it; a tuple's types and keys as tuples of its elements'.
 py::tuple spec_entry(const ParamSpec& spec, const Arg& value, const KernelDescription& kernel, std::size_t index) {
@@ -209,115 +173,9 @@ py::tuple spec_entry(const ParamSpec& spec, const Arg& value, const KernelDescri
   return py::make_tuple(types, keys);
 }
 
-// How many elements a tuple has at every depth.
-std::size_t tuple_elements(const Arg& tuple) {
-  std::size_t n = 0;
-  for (const Arg& e : tuple.elements()) n += 1 + (e.kind == ArgKind::tuple ? tuple_elements(e) : 0);
-  return n;
-}
-
-// A call's argument as the bridge's python_arguments (bridge/arguments.py) reads it: (name, kind, ...).
-py::tuple python_arg(const KernelDescription& kernel, const PythonArg& p) {
-  const std::string& name = kernel.signature.params[p.param].name;
-  const Arg& a = *p.value;
-  switch (a.value_kind()) {
-    case ArgKind::pointer: {
-      py::object shape = py::none(), strides = py::none();
-      int device = -1;
-      std::size_t extent = a.source == ArgSource::address ? a.size : 0;
-      if (p.shape != nullptr && p.shape->dims >= 0) {
-        py::tuple sizes(p.shape->dims), steps(p.shape->dims);
-        for (int d = 0; d < p.shape->dims; ++d) {
-          sizes[d] = py::int_(p.shape->sizes[d]);
-          steps[d] = py::int_(p.shape->strides[d]);
-        }
-        shape = sizes;
-        strides = steps;
-        device = p.shape->device;
-        extent = p.shape->bytes;
-      }
-      return py::make_tuple(name, "pointer", py::int_(a.value.u), std::string(to_string(a.dtype)),
-                            a.source == ArgSource::tensor ? "tensor" : "address", shape, strides, device, extent);
-    }
-    case ArgKind::sint:
-      return py::make_tuple(name, "int", py::int_(a.value.i));
-    case ArgKind::uint:
-      return py::make_tuple(name, "int", py::int_(a.value.u));
-    case ArgKind::boolean:
-      return py::make_tuple(name, "bool", py::bool_(a.value.u != 0));
-    case ArgKind::real:
-      return py::make_tuple(name, "float", py::float_(a.value.f));
-    case ArgKind::string:
-      return py::make_tuple(name, "str", py::bytes(a.value.s, a.size));
-    case ArgKind::dtype:
-      return py::make_tuple(name, "dtype", std::string(language_name(a.dtype)));
-    case ArgKind::python_default:
-      return py::make_tuple(name, "default", py::none());
-    case ArgKind::descriptor: {
-      const auto& d = *static_cast<const TensorDescriptor*>(a.object);
-      const auto ints = [](std::span<const std::int64_t> values) {
-        py::list out;
-        for (const std::int64_t v : values) out.append(py::int_(v));
-        return out;
-      };
-      return py::make_tuple(name, "descriptor", py::int_(a.value.u), std::string(to_string(d.dtype())), ints(d.shape()),
-                            ints(d.strides()), ints(d.block_shape()),
-                            d.padding() == TensorDescriptor::Padding::nan ? "nan" : "zero");
-    }
-    case ArgKind::tuple: {
-      // Each element as an argument of its own, its shape (and a tuple's elements') in turn.
-      py::tuple elements(a.value.u);
-      const TensorShape* shape = p.element_shapes;
-      std::size_t i = 0;
-      for (const Arg& e : a.elements()) {
-        const TensorShape* own = shape++;
-        elements[i++] = python_arg(kernel, {p.param, &e, own->dims >= 0 ? own : nullptr, shape});
-        if (e.kind == ArgKind::tuple) shape += tuple_elements(e);
-      }
-      return py::make_tuple(name, "tuple", elements);
-    }
-    default:
-      return py::make_tuple(name, "none", py::none());
-  }
-}
-
 py::list python_args(const KernelDescription& kernel, const std::vector<PythonArg>& args) {
   py::list out;
   for (const auto& p : args) out.append(python_arg(kernel, p));
-  return out;
-}
-
-// A tuning key's values as (kind, value) pairs for the bridge's _key_tuple (bridge/decorators.py).
-py::list python_key(const std::vector<Arg>& key) {
-  py::list out;
-  for (const Arg& a : key) {
-    switch (a.value_kind()) {
-      case ArgKind::sint:
-        out.append(py::make_tuple("int", py::int_(a.value.i)));
-        break;
-      case ArgKind::uint:
-        out.append(py::make_tuple("int", py::int_(a.value.u)));
-        break;
-      case ArgKind::boolean:
-        out.append(py::make_tuple("bool", py::bool_(a.value.u != 0)));
-        break;
-      case ArgKind::real:
-        out.append(py::make_tuple("float", py::float_(a.value.f)));
-        break;
-      case ArgKind::string:
-        out.append(py::make_tuple("str", py::bytes(a.value.s, a.size)));
-        break;
-      case ArgKind::pointer:
-        out.append(py::make_tuple("int", py::int_(a.value.u)));
-        break;
-      case ArgKind::dtype:
-        out.append(py::make_tuple("str", py::bytes(std::string(dtype_text(a.dtype, a.source)))));
-        break;
-      default:
-        out.append(py::make_tuple("none", py::none()));
-        break;
-    }
-  }
   return out;
 }
 

@@ -292,7 +292,7 @@ def test_a_helper_edited_after_its_import_makes_the_dependencies_refused(in_brid
 
 # --- arguments and decorators: heuristics and hooks on stand-in arguments ------------------
 
-# A call's arguments as python_compiler.cpp's python_arg hands them over: (name, kind, ...).
+# A call's arguments as python_arg (src/python_compiler/kinds/) hands them over: (name, kind, ...).
 DESC = ("a_desc", "descriptor", 0x10000, "fp16", [256, 256], [256, 1], [64, 64], "zero")
 OUT = ("out_ptr", "pointer", 0x20000, "fp32", "address", None, None, -1, 4096)
 

@@ -1,0 +1,70 @@
+// What each argument kind is to the bridge (python_compiler/bridge/*.py), in one file per
+// kind as in common/kinds/ (scalar.cpp, pointer.cpp, descriptor.cpp, tuple.cpp), found through
+// one table indexed by ArgKind (below; python_kinds.cpp dispatches). Runs with the GIL held.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <algorithm>
+#include <array>
+#include <string>
+#include <vector>
+
+#include "common/kinds/kinds.h"
+#include "compiler/kernel_model.h"
+
+namespace tritonrt::detail {
+
+namespace py = pybind11;
+
+/// One kind's conversions; nullptr where the kind has none (see each dispatcher below).
+struct PythonKind {
+  /// A constexpr's value for the bridge's compile.
+  py::object (*constexpr_value)(const Arg& arg, const KernelDescription& kernel, std::size_t index);
+  /// The argument as bridge/arguments.py's python_arguments reads it: (name, kind, ...).
+  py::tuple (*argument)(const std::string& name, const KernelDescription& kernel, const PythonArg& arg);
+  /// A tuning key's value as (kind, value), for bridge/decorators.py's _key_tuple.
+  py::tuple (*key_value)(const Arg& arg);
+};
+
+// Each kind's entry, defined in its home.
+extern const PythonKind kNonePython, kBooleanPython, kSintPython, kUintPython, kRealPython, kStringPython, kTypedPython,
+    kDtypePython, kPythonDefaultPython, kUnsetPython;  // scalar.cpp
+extern const PythonKind kPointerPython;                // pointer.cpp
+extern const PythonKind kDescriptorPython;             // descriptor.cpp
+extern const PythonKind kTuplePython;                  // tuple.cpp
+
+/// The table: each ArgKind's entry at its index.
+inline constexpr std::array<const PythonKind*, kArgKindCount> kPythonKinds = [] {
+  std::array<const PythonKind*, kArgKindCount> table{};
+  const auto set = [&](ArgKind kind, const PythonKind& ops) { table[static_cast<std::size_t>(kind)] = &ops; };
+  set(ArgKind::none, kNonePython);
+  set(ArgKind::boolean, kBooleanPython);
+  set(ArgKind::sint, kSintPython);
+  set(ArgKind::uint, kUintPython);
+  set(ArgKind::real, kRealPython);
+  set(ArgKind::pointer, kPointerPython);
+  set(ArgKind::string, kStringPython);
+  set(ArgKind::typed, kTypedPython);
+  set(ArgKind::dtype, kDtypePython);
+  set(ArgKind::python_default, kPythonDefaultPython);
+  set(ArgKind::unset, kUnsetPython);
+  set(ArgKind::descriptor, kDescriptorPython);
+  set(ArgKind::tuple, kTuplePython);
+  return table;
+}();
+static_assert(std::ranges::none_of(kPythonKinds, [](const PythonKind* ops) { return ops == nullptr; }),
+              "every ArgKind has its entry");
+
+inline const PythonKind& python_kind(ArgKind kind) { return *kPythonKinds[static_cast<std::size_t>(kind)]; }
+
+/// A constexpr's value as the bridge's compile reads it: ("value", v), ("dtype", name),
+/// ("default",) or ("tuple", values); throws ArgumentError for a kind no constexpr holds.
+py::object constexpr_object(const Arg& arg, const KernelDescription& kernel, std::size_t index);
+/// A call's argument as python_arguments reads it: (name, kind, ...); a fixed-type scalar as
+/// the number it holds, a kind without a conversion as ("none", None).
+py::tuple python_arg(const KernelDescription& kernel, const PythonArg& arg);
+/// A tuning key's values as (kind, value) pairs, a kind without a conversion as ("none", None).
+py::list python_key(const std::vector<Arg>& key);
+
+}  // namespace tritonrt::detail
