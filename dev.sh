@@ -477,7 +477,8 @@ start_fuzz() {
 # finish_fuzz. Each is looked at first: bash's `wait -n` misses a job that ended before it
 # was called (a fuzzer that fails at once, while the next one is started).
 finish_next_fuzz() {
-  local pid status=0
+  local pid status=0 waited
+  ((${#FUZZING[@]})) || die "finish_next_fuzz: no fuzzer is running"
   while :; do
     for pid in "${!FUZZING[@]}"; do
       kill -0 "$pid" 2>/dev/null && continue
@@ -487,7 +488,9 @@ finish_next_fuzz() {
       unset "FUZZING[$pid]"
       return
     done
-    wait -n || true  # until one of them ends
+    waited=0
+    wait -n || waited=$?  # until one of them ends (its status is read again above)
+    ((waited != 127)) || die "finish_next_fuzz: the fuzzers started are not this shell's jobs"
   done
 }
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cassert>
 #include <cstddef>
 #include <string>
 
@@ -66,7 +67,10 @@ inline constexpr std::array<const KindOps*, kArgKindCount> kKinds = [] {
 static_assert(std::ranges::none_of(kKinds, [](const KindOps* ops) { return ops == nullptr; }),
               "every ArgKind has its entry");
 
-inline const KindOps& kind_ops(ArgKind kind) { return *kKinds[static_cast<std::size_t>(kind)]; }
+inline const KindOps& kind_ops(ArgKind kind) {
+  assert(static_cast<std::size_t>(kind) < kKinds.size() && "an ArgKind out of range");  // kinds come from C++ or checked JSON
+  return *kKinds[static_cast<std::size_t>(kind)];
+}
 
 // What the homes share.
 

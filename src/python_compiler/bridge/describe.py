@@ -189,7 +189,7 @@ def kernel_description(source, name):
 def dependencies(handle):
     """What kernel `handle`'s description and binaries were made from, as the observer saw it
     (bridge/observe.py, bridge/record_inputs.py), for C++ to check without Python
-    (src/store/index.cpp): the files its modules' code was read from and read, through every
+    (src/store/index_inputs.cpp): the files its modules' code was read from and read, through every
     module they imported (an installed distribution by its record file; Python's own library by
     the Python), the folders they listed, where a new process would find each module, the
     environment variables they read and those Triton's cache key reads. Raises
