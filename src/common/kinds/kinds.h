@@ -5,11 +5,11 @@
 // python_compiler/kinds/.
 #pragma once
 
-#include <algorithm>
 #include <array>
 #include <cassert>
 #include <cstddef>
 #include <string>
+#include <utility>
 
 #include "common/specialization.h"
 
@@ -45,27 +45,44 @@ extern const KindOps kPointerKind;     // pointer.cpp
 extern const KindOps kDescriptorKind;  // descriptor.cpp
 extern const KindOps kTupleKind;       // tuple.cpp
 
-/// The table: each ArgKind's entry at its index.
-inline constexpr std::array<const KindOps*, kArgKindCount> kKinds = [] {
-  std::array<const KindOps*, kArgKindCount> table{};
-  const auto set = [&](ArgKind kind, const KindOps& ops) { table[static_cast<std::size_t>(kind)] = &ops; };
-  set(ArgKind::none, kNoneKind);
-  set(ArgKind::boolean, kBooleanKind);
-  set(ArgKind::sint, kSintKind);
-  set(ArgKind::uint, kUintKind);
-  set(ArgKind::real, kRealKind);
-  set(ArgKind::pointer, kPointerKind);
-  set(ArgKind::string, kStringKind);
-  set(ArgKind::typed, kTypedKind);
-  set(ArgKind::dtype, kDtypeKind);
-  set(ArgKind::python_default, kPythonDefaultKind);
-  set(ArgKind::unset, kUnsetKind);
-  set(ArgKind::descriptor, kDescriptorKind);
-  set(ArgKind::tuple, kTupleKind);
+/// A table indexed by ArgKind, made from (kind, entry) pairs, and whether each kind was given
+/// exactly one entry. That is counted by kind: a sanitized build cannot compare the entries'
+/// addresses with null at compile time.
+template <class Ops>
+struct KindTable {
+  std::array<const Ops*, kArgKindCount> entries{};
+  bool complete = true;
+};
+template <class Ops, std::size_t N>
+constexpr KindTable<Ops> make_kind_table(const std::pair<ArgKind, const Ops*> (&pairs)[N]) {
+  KindTable<Ops> table;
+  std::array<int, kArgKindCount> given{};
+  for (const auto& [kind, ops] : pairs) {
+    table.entries[static_cast<std::size_t>(kind)] = ops;
+    ++given[static_cast<std::size_t>(kind)];
+  }
+  for (const int n : given) table.complete = table.complete && n == 1;
   return table;
-}();
-static_assert(std::ranges::none_of(kKinds, [](const KindOps* ops) { return ops == nullptr; }),
-              "every ArgKind has its entry");
+}
+
+/// The table: each ArgKind's entry at its index.
+inline constexpr KindTable<KindOps> kKindTable = make_kind_table<KindOps>({
+    {ArgKind::none, &kNoneKind},
+    {ArgKind::boolean, &kBooleanKind},
+    {ArgKind::sint, &kSintKind},
+    {ArgKind::uint, &kUintKind},
+    {ArgKind::real, &kRealKind},
+    {ArgKind::pointer, &kPointerKind},
+    {ArgKind::string, &kStringKind},
+    {ArgKind::typed, &kTypedKind},
+    {ArgKind::dtype, &kDtypeKind},
+    {ArgKind::python_default, &kPythonDefaultKind},
+    {ArgKind::unset, &kUnsetKind},
+    {ArgKind::descriptor, &kDescriptorKind},
+    {ArgKind::tuple, &kTupleKind},
+});
+static_assert(kKindTable.complete, "every ArgKind has one entry");
+inline constexpr const auto& kKinds = kKindTable.entries;
 
 inline const KindOps& kind_ops(ArgKind kind) {
   assert(static_cast<std::size_t>(kind) < kKinds.size() && "an ArgKind out of range");  // kinds come from C++ or checked JSON

@@ -5,7 +5,6 @@
 
 #include <pybind11/pybind11.h>
 
-#include <algorithm>
 #include <array>
 #include <string>
 #include <vector>
@@ -35,26 +34,23 @@ extern const PythonKind kDescriptorPython;             // descriptor.cpp
 extern const PythonKind kTuplePython;                  // tuple.cpp
 
 /// The table: each ArgKind's entry at its index.
-inline constexpr std::array<const PythonKind*, kArgKindCount> kPythonKinds = [] {
-  std::array<const PythonKind*, kArgKindCount> table{};
-  const auto set = [&](ArgKind kind, const PythonKind& ops) { table[static_cast<std::size_t>(kind)] = &ops; };
-  set(ArgKind::none, kNonePython);
-  set(ArgKind::boolean, kBooleanPython);
-  set(ArgKind::sint, kSintPython);
-  set(ArgKind::uint, kUintPython);
-  set(ArgKind::real, kRealPython);
-  set(ArgKind::pointer, kPointerPython);
-  set(ArgKind::string, kStringPython);
-  set(ArgKind::typed, kTypedPython);
-  set(ArgKind::dtype, kDtypePython);
-  set(ArgKind::python_default, kPythonDefaultPython);
-  set(ArgKind::unset, kUnsetPython);
-  set(ArgKind::descriptor, kDescriptorPython);
-  set(ArgKind::tuple, kTuplePython);
-  return table;
-}();
-static_assert(std::ranges::none_of(kPythonKinds, [](const PythonKind* ops) { return ops == nullptr; }),
-              "every ArgKind has its entry");
+inline constexpr KindTable<PythonKind> kPythonKindTable = make_kind_table<PythonKind>({
+    {ArgKind::none, &kNonePython},
+    {ArgKind::boolean, &kBooleanPython},
+    {ArgKind::sint, &kSintPython},
+    {ArgKind::uint, &kUintPython},
+    {ArgKind::real, &kRealPython},
+    {ArgKind::pointer, &kPointerPython},
+    {ArgKind::string, &kStringPython},
+    {ArgKind::typed, &kTypedPython},
+    {ArgKind::dtype, &kDtypePython},
+    {ArgKind::python_default, &kPythonDefaultPython},
+    {ArgKind::unset, &kUnsetPython},
+    {ArgKind::descriptor, &kDescriptorPython},
+    {ArgKind::tuple, &kTuplePython},
+});
+static_assert(kPythonKindTable.complete, "every ArgKind has one entry");
+inline constexpr const auto& kPythonKinds = kPythonKindTable.entries;
 
 inline const PythonKind& python_kind(ArgKind kind) { return *kPythonKinds[static_cast<std::size_t>(kind)]; }
 
