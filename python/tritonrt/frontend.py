@@ -23,6 +23,7 @@ import collections
 import functools
 import inspect
 import json
+import os
 import sys
 
 from . import _wiring
@@ -223,21 +224,17 @@ class CompiledKernel:
         return get_cache_manager(self.hash).get_group(f"__grp__{self.name}.json")
 
     def _compiled(self):
-        """Triton's own CompiledKernel for this binary, from its cache (put back there when
-        tritonrt's index or a bundle served it and Triton's cache no longer holds it)."""
+        """Triton's own CompiledKernel for this binary, from Triton's cache, else from the
+        files the core keeps of it (a binary tritonrt's index or a bundle served: tritonrt
+        writes nothing into Triton's cache, whose manager may be the user's own)."""
         if self._triton is None:
             from triton.compiler import CompiledKernel as TritonCompiledKernel
             from triton.compiler.compiler import ASTSource
-            from triton.runtime.cache import get_cache_manager
             group = self._group()
             if group is None:
-                manager = get_cache_manager(self.hash)
-                paths = {
-                    f"{self.name}.json": manager.put(self._json, f"{self.name}.json", binary=False),
-                    f"{self.name}.{self._binary_kind}": manager.put(self._binary, f"{self.name}.{self._binary_kind}"),
-                }
-                manager.put_group(f"__grp__{self.name}.json", paths)
-                group = paths
+                files = _wiring._frontend.compiled_kernel_files(self._json, self._binary, self._binary_kind,
+                                                                self._cache_dir)
+                group = {os.path.basename(path): path for path in files}
             signature = {p.name: ty for p, (ty, _) in zip(self._jit.params, self._specialization)}
             constants = {(i, ): _wiring._literal(value)
                          for i, (ty, value) in enumerate(self._specialization) if ty == "constexpr"}

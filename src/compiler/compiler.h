@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -86,6 +87,11 @@ std::vector<std::string> stored_memo_entries(const KernelDescription& kernel, co
 
 /// Records one memo entry in the kernel's records (nothing in a bundle, or where it has none).
 void store_memo_entry(const KernelDescription& kernel, const std::string& key, const std::string& entry);
+
+/// The binary's file and the metadata's that Triton's own CompiledKernel of `artifact` is made
+/// from: the Triton cache entry it was compiled into, else tritonrt's copy beside its index
+/// (store/triton_cache.h). Throws ArtifactError.
+std::vector<std::filesystem::path> files_for_triton(const Artifact& artifact);
 
 /// Lets go of the GIL for its lifetime if the calling thread holds it, so that waiting on a
 /// lock another thread holds while it compiles (and needs the GIL) cannot deadlock. Works

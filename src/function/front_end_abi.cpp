@@ -2,6 +2,8 @@
 
 #include "function/front_end_abi.h"
 
+#include "compiler/compiler.h"
+
 namespace tritonrt::detail {
 
 struct FrontEndAccess {
@@ -17,6 +19,7 @@ struct FrontEndAccess {
 
 extern "C" const tritonrt::detail::FrontEndApi* tritonrt_front_end_api(std::uint32_t version) {
   using tritonrt::detail::FrontEndAccess, tritonrt::detail::FrontEndApi;
-  static constexpr FrontEndApi api{FrontEndApi::kVersion, &FrontEndAccess::live_kernel, &FrontEndAccess::launch};
+  static constexpr FrontEndApi api{FrontEndApi::kVersion, &FrontEndAccess::live_kernel, &FrontEndAccess::launch,
+                                   &tritonrt::detail::files_for_triton};
   return version == FrontEndApi::kVersion ? &api : nullptr;
 }

@@ -1,21 +1,23 @@
 // The contract between the core and the Python front end (src/python_extension/): what the
 // front end needs beyond the public API, handed over as one table through one C entry point,
 // as compiler/module_abi.h's CompilerHost is the core's contract with the compiler module.
-// Users of the public API see neither: a kernel described from a live module, and a launch
-// that says which binary it ran. The front end is built from the same sources as the core;
+// Users of the public API see none of it: a kernel described from a live module, a launch
+// that says which binary it ran, and the files Triton's CompiledKernel of a binary reads. The front end is built from the same sources as the core;
 // a table of another version means a mixed install, which the front end refuses.
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "tritonrt/jit_function.h"
 
 namespace tritonrt::detail {
 
 struct FrontEndApi {
-  static constexpr std::uint32_t kVersion = 1;
+  static constexpr std::uint32_t kVersion = 2;
   std::uint32_t version;
   /// The kernel `name` of `source` as this process's Python holds it now, for a host that
   /// runs the kernel's module itself: described through Python, never from a bundle or the
@@ -28,6 +30,10 @@ struct FrontEndApi {
   /// `fn(config, args...)`, returning the artifact it launched (alive as long as `fn`), which
   /// the Python launch hands back to its caller as Triton's does.
   const Artifact& (*launch)(JitFunction& fn, const LaunchConfig& config, std::span<const Arg> args);
+  /// The binary's file and the metadata's, for Triton's CompiledKernel of `artifact` (one the
+  /// index or a bundle served has none in Triton's cache): compiler/compiler.h's
+  /// files_for_triton. Throws ArtifactError.
+  std::vector<std::filesystem::path> (*compiled_kernel_files)(const Artifact& artifact);
 };
 
 }  // namespace tritonrt::detail

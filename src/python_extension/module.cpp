@@ -1,7 +1,10 @@
 // The extension module tritonrt._frontend: its types, and setup(), through which
 // tritonrt/_wiring.py hands it the Python objects it reads on every call.
 
+#include <filesystem>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "python_extension/frontend.h"
 
@@ -121,6 +124,36 @@ PyObject* fast_subscript(PyObject*, PyObject* type_object) {
   Py_RETURN_NONE;
 }
 
+// compiled_kernel_files(metadata_json, binary, binary_kind, cache_dir): the paths of the files
+// Triton's CompiledKernel of that binary reads, (binary, metadata), which the core finds in the
+// Triton cache entry it came from or writes beside its index; a RuntimeError where it cannot.
+PyObject* compiled_kernel_files(PyObject*, PyObject* args) {
+  const char *json, *binary, *kind, *cache_dir;
+  Py_ssize_t json_size, binary_size, cache_dir_size;
+  if (!PyArg_ParseTuple(args, "s#y#ss#", &json, &json_size, &binary, &binary_size, &kind, &cache_dir,
+                        &cache_dir_size)) {
+    return nullptr;
+  }
+  std::vector<std::filesystem::path> files;
+  try {
+    Artifact artifact;
+    artifact.metadata = KernelMetadata::parse(std::string_view(json, static_cast<std::size_t>(json_size)));
+    artifact.binary.assign(binary, static_cast<std::size_t>(binary_size));
+    artifact.binary_kind = kind;
+    artifact.cache_dir.assign(cache_dir, static_cast<std::size_t>(cache_dir_size));
+    files = state().core->compiled_kernel_files(artifact);
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+    return nullptr;
+  }
+  const std::string first = files.at(0).string(), second = files.at(1).string();
+  // As os.fsdecode decodes a path: its bytes need not be UTF-8.
+  Ref binary_path(PyUnicode_DecodeFSDefaultAndSize(first.data(), static_cast<Py_ssize_t>(first.size())));
+  Ref metadata_path(PyUnicode_DecodeFSDefaultAndSize(second.data(), static_cast<Py_ssize_t>(second.size())));
+  if (!binary_path || !metadata_path) return nullptr;
+  return PyTuple_Pack(2, binary_path.get(), metadata_path.get());
+}
+
 PyObject* routed_getitem(PyObject*, PyObject* original) { return make_routed(&RoutedGetitemType, original); }
 PyObject* routed_run(PyObject*, PyObject* original) { return make_routed(&RoutedRunType, original); }
 
@@ -132,6 +165,9 @@ PyMethodDef module_methods[] = {
      "sets, calling `run` where tritonrt leaves a kernel alone"},
     {"fast_subscript", fast_subscript, METH_O,
      "fast_subscript(cls): cls()[grid] in C through its _kernel, the class's __getitem__ kept for torch.compile"},
+    {"compiled_kernel_files", compiled_kernel_files, METH_VARARGS,
+     "compiled_kernel_files(metadata_json, binary, binary_kind, cache_dir): (binary path, metadata path) for "
+     "Triton's CompiledKernel of that binary"},
     {"routed_getitem", routed_getitem, METH_O,
      "routed_getitem(getitem): the replacement of KernelInterface.__getitem__ that install() sets"},
     {nullptr, nullptr, 0, nullptr},

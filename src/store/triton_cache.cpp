@@ -2,10 +2,13 @@
 
 #include "common/errors.h"
 #include "store/files.h"
+#include "store/index.h"
 
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -60,6 +63,47 @@ std::optional<std::string> elf_problem(const std::string& b, std::uint16_t machi
   return std::nullopt;
 }
 
+// The kernel's name from its metadata made a plain file name: a crafted name ("../x",
+// "/abs/x") must not choose where the files go.
+std::string file_stem(const std::string& name) {
+  std::string stem;
+  for (const char c : name) {
+    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    stem += plain || (c == '.' && !stem.empty()) ? c : '_';
+  }
+  return stem.empty() ? "kernel" : stem;
+}
+
+// The files write_artifact writes for `artifact` into `dir`.
+std::vector<std::filesystem::path> artifact_paths(const Artifact& artifact, const std::filesystem::path& dir) {
+  const std::string stem = file_stem(artifact.metadata.name);
+  return {dir / (stem + "." + artifact.binary_kind), dir / (stem + ".json")};
+}
+
+// Whether the files `paths` hold the artifact's binary and metadata, byte for byte.
+bool hold(const std::vector<std::filesystem::path>& paths, const Artifact& artifact) {
+  std::string why;
+  const auto binary = read_file(paths[0], artifact.binary.size(), why);
+  const auto metadata = binary ? read_file(paths[1], artifact.metadata.json.size(), why) : std::nullopt;
+  return metadata && *binary == artifact.binary && *metadata == artifact.metadata.json;
+}
+
+// Where tritonrt keeps its copies of binaries for Triton's CompiledKernel: beside the index,
+// whose folder was checked to be the user's own; else a folder this process made for itself.
+std::filesystem::path compiled_folder() {
+  if (const KernelIndex* index = KernelIndex::get()) return index->dir() / "compiled";
+  static const std::filesystem::path own = [] {
+    std::error_code ec;
+    std::string made = (std::filesystem::temp_directory_path(ec) / "tritonrt-compiled-XXXXXX").string();
+    if (ec || ::mkdtemp(made.data()) == nullptr) {
+      raise<ArtifactError>({}, "cannot make a folder for the files of Triton's CompiledKernel: {}",
+                           ec ? ec.message() : std::strerror(errno));
+    }
+    return std::filesystem::path(made);
+  }();
+  return own;
+}
+
 }  // namespace
 
 std::optional<std::string> artifact_problem(const Artifact& artifact, const Target& requested) {
@@ -89,6 +133,17 @@ std::string set_aside(const std::string& entry) {
   return ec ? "(could not be moved: " + ec.message() + ")" : "(removed)";
 }
 
+std::vector<std::filesystem::path> compiled_kernel_files(const Artifact& artifact) {
+  if (!artifact.cache_dir.empty()) {
+    if (auto paths = artifact_paths(artifact, artifact.cache_dir); hold(paths, artifact)) return paths;
+  }
+  // The hash names the folder: Triton's, a hex digest; anything else made a plain name too.
+  const std::filesystem::path dir = compiled_folder() / file_stem(artifact.metadata.hash);
+  if (auto paths = artifact_paths(artifact, dir); hold(paths, artifact)) return paths;
+  if (const std::string why = create_private_directories(dir); !why.empty()) raise<ArtifactError>({}, why);
+  return write_artifact(artifact, dir);
+}
+
 }  // namespace tritonrt::detail
 
 namespace tritonrt {
@@ -98,16 +153,9 @@ std::vector<std::filesystem::path> write_artifact(const Artifact& artifact, cons
   if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec)) {
     detail::raise<ArtifactError>({}, "cannot write into {}: it is not a folder", dir.string());
   }
-  // The kernel's name from its metadata, made a plain file name: a crafted name ("../x",
-  // "/abs/x") must not choose where the files go.
-  std::string stem;
-  for (const char c : artifact.metadata.name) {
-    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-    stem += plain || (c == '.' && !stem.empty()) ? c : '_';
-  }
-  if (stem.empty()) stem = "kernel";
-  const std::vector<std::pair<std::filesystem::path, const std::string*>> files = {
-      {dir / (stem + "." + artifact.binary_kind), &artifact.binary}, {dir / (stem + ".json"), &artifact.metadata.json}};
+  const auto paths = detail::artifact_paths(artifact, dir);
+  const std::vector<std::pair<std::filesystem::path, const std::string*>> files = {{paths[0], &artifact.binary},
+                                                                                   {paths[1], &artifact.metadata.json}};
   // Every path checked before anything is written: one refused path writes neither file.
   for (const auto& [path, bytes] : files) {
     if (const std::string problem = detail::output_problem(path); !problem.empty()) {

@@ -1,9 +1,12 @@
 // Artifacts as Triton's cache holds them: the checks an entry must pass before tritonrt
-// returns or loads it, and moving a damaged entry out of Triton's way.
+// returns or loads it, moving a damaged entry out of Triton's way, and the files Triton's own
+// CompiledKernel is made from.
 #pragma once
 
+#include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "tritonrt/artifact.h"
 
@@ -18,5 +21,14 @@ std::optional<std::string> artifact_problem(const Artifact& artifact, const Targ
 /// next compile of that key writes a fresh entry; returns the new name, or "" when the
 /// folder is gone already (another process set it aside first).
 std::string set_aside(const std::string& entry);
+
+/// The files Triton's CompiledKernel for `artifact` reads, as write_artifact names them (the
+/// binary, then the metadata): those of the Triton cache entry it was read from while that
+/// entry holds them unchanged; else tritonrt's own copy, written once per binary into
+/// `compiled/<hash>/` of the index's folder (into a folder private to this process where the
+/// index is off). Never into Triton's cache: its manager may be one of the user's
+/// (TRITON_CACHE_MANAGER), which C++ cannot call. Throws ArtifactError where they cannot be
+/// written.
+std::vector<std::filesystem::path> compiled_kernel_files(const Artifact& artifact);
 
 }  // namespace tritonrt::detail

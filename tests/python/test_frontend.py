@@ -11,6 +11,7 @@ import ctypes
 import logging
 import os
 import random
+import shutil
 import subprocess
 import sys
 import time
@@ -553,6 +554,27 @@ def test_the_result_launches_again_as_a_compiled_kernel(rt, recording):
     assert fake_launches() == before + 1 and again.hash == compiled.hash
 
 
+def test_a_binary_tritons_cache_no_longer_holds_is_tritons_compiled_kernel_from_tritonrts_own_files(rt, recording):
+    """Triton's own CompiledKernel of a binary whose Triton cache entry is gone is made from
+    files tritonrt keeps (here, with the index off, in a folder of this process's own): the
+    same binary and metadata, and nothing written into Triton's cache."""
+    from triton.runtime.cache import get_cache_manager
+    compiled = rt.launcher(K.add_kernel)[(1, )](pointer(), pointer(), pointer(), 100, 256)
+    entry = Path(get_cache_manager(compiled.hash).cache_dir)
+    binary = (entry / f"{compiled.name}.cubin").read_bytes()
+    metadata = (entry / f"{compiled.name}.json").read_text()
+    shutil.rmtree(entry)
+    group = compiled.metadata_group  # an attribute of Triton's own CompiledKernel
+    files = {Path(path).suffix: Path(path) for path in group.values()}
+    assert sorted(files) == [".cubin", ".json"]
+    assert files[".cubin"].read_bytes() == binary and files[".json"].read_text() == metadata
+    assert files[".cubin"].parent.name == compiled.hash
+    assert files[".cubin"].parent.parent.name.startswith("tritonrt-compiled-")
+    assert compiled.asm["cubin"] == binary
+    # (Triton's cache manager makes the entry's folder when asked for it, as tritonrt asks.)
+    assert not entry.exists() or not any(entry.iterdir()), "tritonrt wrote into Triton's cache"
+
+
 def test_launcher_subscript_runs_in_c_and_the_python_one_while_torch_compiles(rt, recording, monkeypatch):
     from tritonrt import _wiring, frontend
     launcher = rt.launcher(K.add_kernel)  # (sets _wiring._compiling up)
@@ -846,6 +868,30 @@ def in_a_child(rt, tmp_path, script, *argv):
                            str(Path(__file__).parent), *argv], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     return done.stdout.split(), done.stderr
+
+
+INDEX_SERVED = """
+from pathlib import Path
+sys.path.insert(0, str(Path(sys.argv[2]).parent / "kernels"))
+import frontend_kernels as K
+p = HostPointer(0x10000, "float32")
+compiled = tritonrt.launcher(K.add_kernel)[(1, )](p, p, p, 100, 256)
+print(compiled.hash, *(sorted(compiled.metadata_group.values()) if len(sys.argv) > 3 else []))
+"""
+
+
+def test_a_binary_the_index_served_is_tritons_compiled_kernel_from_files_beside_the_index(rt, tmp_path):
+    # A first process compiles (Triton's cache and the index); Triton's cache is emptied; a
+    # second is served from the index, and its Triton CompiledKernel reads tritonrt's copy.
+    (first, ), _ = in_a_child(rt, tmp_path, INDEX_SERVED)
+    shutil.rmtree(tmp_path / "triton")
+    (second, *paths), log = in_a_child(rt, tmp_path, INDEX_SERVED, "files")
+    assert second == first
+    assert "compiling" not in log.lower(), log
+    files = sorted(Path(path) for path in paths)
+    assert [f.suffix for f in files] == [".cubin", ".json"]
+    assert all(f.parent == tmp_path / "index" / "compiled" / first for f in files)
+    assert not (tmp_path / "triton").exists() or not any((tmp_path / "triton").rglob("*.cubin"))
 
 
 EDITED_ON_DISK = """
