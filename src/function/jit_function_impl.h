@@ -211,8 +211,14 @@ bool JitFunction::Impl::matches(const KernelSignature& sig, std::span<const Arg>
                                 detail::CallFrame& call) const {
   using namespace detail;
   const std::size_t n = param_count;
-  if (given.size() != n || !(options == expected.options)) [[unlikely]]
-    return false;  // defaults: the full path
+  if (!(options == expected.options)) [[unlikely]]
+    return false;
+  if (given.size() != n) [[unlikely]] {
+    // Parameters left to their defaults (a call of too many or too few arguments raises here
+    // as on the full path).
+    bind_arguments(sig, kernel.defaults, given, call.bound());
+    given = std::span<const Arg>(call.bound(), n);
+  }
   call.args = given;
   const SpecializationRules& rules = *triton_rules;
   const HotRules hot(rules);

@@ -87,7 +87,7 @@ struct EncodedMap {
   std::int64_t shape[TensorDescriptor::kMaxRank] = {};
   std::int64_t strides[TensorDescriptor::kMaxRank] = {};
   std::int64_t box[TensorDescriptor::kMaxRank] = {};
-  CUtensorMap map;
+  CUtensorMap map{};
 
   bool holds(const TensorDescriptor& d, const TensorDescriptorMeta& m, std::span<const std::int64_t> sizes) const {
     return valid && base == d.base() && rank == d.rank() && padding == d.padding() && swizzle == m.swizzle &&
@@ -101,34 +101,44 @@ struct EncodedMap {
 // Searched whole, replaced oldest first: the descriptors of the few kernels a thread launches
 // in turn all stay. The slots' bases sit together, in one cache line, so that the search
 // rules out most slots without touching them (the driver's launch evicts them between calls).
-constexpr std::size_t kEncodedMaps = 8;
-thread_local EncodedMap encoded_maps[kEncodedMaps];
-alignas(64) thread_local const void* encoded_bases[kEncodedMaps];  // each valid slot's base, else null
-thread_local std::size_t encoded_maps_next = 0;
+// One thread-local object, constant-initialized: a launch looks it up once, and no access
+// runs a thread-local initializer.
+struct EncodedMaps {
+  static constexpr std::size_t kSlots = 8;
+  alignas(64) const void* bases[kSlots] = {};  // each valid slot's base, else null
+  std::size_t next = 0;
+  EncodedMap slots[kSlots] = {};
 
-const CUtensorMap& tensor_map(const TensorDescriptor& d, const TensorDescriptorMeta& m,
-                              std::span<const std::int64_t> shape, std::string_view kernel) {
-  for (std::size_t i = 0; i < kEncodedMaps; ++i) {
-    if (encoded_bases[i] == d.base() && encoded_maps[i].holds(d, m, shape)) return encoded_maps[i].map;
+  const CUtensorMap& find_or_encode(const TensorDescriptor& d, const TensorDescriptorMeta& m,
+                                    std::span<const std::int64_t> shape, std::string_view kernel) {
+    for (std::size_t i = 0; i < kSlots; ++i) {
+      if (bases[i] == d.base() && slots[i].holds(d, m, shape)) return slots[i].map;
+    }
+    const std::size_t slot = next++ % kSlots;
+    EncodedMap& e = slots[slot];
+    e.valid = false;  // until the map is whole
+    bases[slot] = nullptr;
+    encode_tensor_map(e.map, d, m, shape, kernel);
+    e.rank = d.rank();
+    e.base = d.base();
+    e.padding = d.padding();
+    e.swizzle = m.swizzle;
+    e.elem_size = m.elem_size;
+    e.elem_type = m.elem_type;
+    std::ranges::copy(shape, e.shape);
+    std::ranges::copy(d.strides(), e.strides);
+    std::ranges::copy(m.block_size, e.box);
+    e.valid = true;
+    bases[slot] = e.base;
+    return e.map;
   }
-  const std::size_t slot = encoded_maps_next++ % kEncodedMaps;
-  EncodedMap& e = encoded_maps[slot];
-  e.valid = false;  // until the map is whole
-  encoded_bases[slot] = nullptr;
-  encode_tensor_map(e.map, d, m, shape, kernel);
-  e.rank = d.rank();
-  e.base = d.base();
-  e.padding = d.padding();
-  e.swizzle = m.swizzle;
-  e.elem_size = m.elem_size;
-  e.elem_type = m.elem_type;
-  std::ranges::copy(shape, e.shape);
-  std::ranges::copy(d.strides(), e.strides);
-  std::ranges::copy(m.block_size, e.box);
-  e.valid = true;
-  encoded_bases[slot] = e.base;
-  return e.map;
-}
+};
+constinit thread_local EncodedMaps encoded_maps;
+
+// This thread's maps. Out of line: GCC computes a thread-local's address anew (a call into
+// the dynamic linker, in a shared library) at each use inside a loop; a pointer it returned
+// is an ordinary value.
+[[gnu::noinline]] EncodedMaps* thread_encoded_maps() { return &encoded_maps; }
 
 // A launch's parameters with each tensor descriptor expanded into the parameters the compiled
 // kernel takes for it, as Triton's launcher expands them: a TMA kernel gets the encoded
@@ -143,6 +153,7 @@ struct ExpandedParams {
   std::size_t count = 0;
 
   void expand(const ModuleFunction& k, void** given, std::size_t given_count, std::string_view kernel) {
+    EncodedMaps& encoded = *thread_encoded_maps();
     std::size_t next = 0;  // the next descriptor of k.descriptors
     for (std::size_t i = 0; i < given_count; ++i) {
       if (next == k.descriptors.size() || k.descriptors[next].position != i) {
@@ -162,7 +173,7 @@ struct ExpandedParams {
       if (p.tma != nullptr) {
         if (p.tma->fp4_padded) shape[p.rank - 1] *= 2;
         // A copy: two descriptors of one launch may share a slot of the thread's maps.
-        maps[next] = tensor_map(d, *p.tma, std::span<const std::int64_t>(shape, p.rank), kernel);
+        maps[next] = encoded.find_or_encode(d, *p.tma, std::span<const std::int64_t>(shape, p.rank), kernel);
         params[count++] = &maps[next];
       } else {
         word(reinterpret_cast<std::uintptr_t>(d.base()));

@@ -553,6 +553,30 @@ TEST_F(FakeDriverLaunch, SecondCallIsACacheHit) {
   EXPECT_EQ(param<std::uint16_t>(second, 5), 0xc000u);  // -2.0 as fp16
 }
 
+// A call leaving parameters to their defaults is checked against the last kernel launched as
+// any other (no full lookup per call): the defaults' binary, never the last one launched.
+TEST_F(FakeDriverLaunch, ACallLeavingDefaultsLaunchesTheDefaultsBinary) {
+  auto& fn = JitFunction::get(std::string(TRITONRT_TEST_KERNELS) + "/frontend_kernels.py", "add_kernel");
+  fn(grid(1), g_in, g_in, g_out, 100);  // BLOCK = 128, its default
+  const FakeCudaLaunch defaults = last_launch();
+  fn(grid(1), g_in, g_in, g_out, 99);
+  EXPECT_EQ(last_launch().function, defaults.function);
+  EXPECT_EQ(param<std::int32_t>(last_launch(), 3), 99);
+  fn(grid(1), g_in, g_in, g_out, 100, 64);
+  const FakeCudaLaunch block_64 = last_launch();
+  EXPECT_NE(block_64.function, defaults.function);
+  fn(grid(1), g_in, g_in, g_out, 98);  // after the BLOCK = 64 launch: the default's binary again
+  EXPECT_EQ(last_launch().function, defaults.function);
+  EXPECT_EQ(param<std::int32_t>(last_launch(), 3), 98);
+  EXPECT_EQ(stats().module_loads, 2u);
+  try {
+    fn(grid(1), g_in, g_in, g_out, 100, 64, 1);
+    ADD_FAILURE() << "a call of too many arguments launched";
+  } catch (const ArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("takes 5 arguments, 6 were given"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(FakeDriverLaunch, KernelNeedingMoreThreadsThanTheDeviceAllowsIsAResourceError) {
   fake_.set_max_threads_per_block(64);
   auto& fn = JitFunction::get(kSource, "typed_args");
