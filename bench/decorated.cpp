@@ -151,11 +151,15 @@ std::vector<std::pair<std::string, Stats>> library_rows(CUstream stream, nlohman
     tiles.set("b_desc", b_rows ? std::initializer_list<std::int64_t>{k, bn} : std::initializer_list<std::int64_t>{bn, k});
     tiles.set("c_desc", {m, bn});
   });
+  // FlagGems' Python hook back in place however the rows end (a failed launch throws).
+  struct PythonHookBack {
+    tritonrt::JitFunction& fn;
+    ~PythonHookBack() { fn.set_config_hook({}); }
+  } python_hook_back{host};
   for (auto& row : timed_rows(stream, {{"FlagGems mm host TMA, cuLaunchKernel (bare), again", [&] { bare(); }},
                                        {"FlagGems mm host TMA, tritonrt, a C++ config hook", host_call}})) {
     rows.push_back(std::move(row));
   }
-  host.set_config_hook({});
   for (auto m : memory) CHECK_CU(cuMemFree(m));
   return rows;
 }
