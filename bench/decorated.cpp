@@ -148,7 +148,8 @@ std::vector<std::pair<std::string, Stats>> library_rows(CUstream stream, nlohman
     const std::int64_t m = a.integer("BLOCK_M"), bn = a.integer("BLOCK_N"), k = a.integer("BLOCK_K");
     const bool a_rows = a["A_ROW_MAJOR"].value.u != 0, b_rows = a["B_ROW_MAJOR"].value.u != 0;
     tiles.set("a_desc", a_rows ? std::initializer_list<std::int64_t>{m, k} : std::initializer_list<std::int64_t>{k, m});
-    tiles.set("b_desc", b_rows ? std::initializer_list<std::int64_t>{k, bn} : std::initializer_list<std::int64_t>{bn, k});
+    tiles.set("b_desc",
+              b_rows ? std::initializer_list<std::int64_t>{k, bn} : std::initializer_list<std::int64_t>{bn, k});
     tiles.set("c_desc", {m, bn});
   });
   // FlagGems' Python hook back in place however the rows end (a failed launch throws).

@@ -220,8 +220,10 @@ class CompiledKernel:
         return kernel.bind(grid)
 
     def _group(self):
+        """Triton's cache entry for this binary (its group, as Triton's compile looks it up),
+        or None."""
         from triton.runtime.cache import get_cache_manager
-        return get_cache_manager(self.hash).get_group(f"__grp__{self.name}.json")
+        return get_cache_manager(self.hash).get_group(f"{self.name[:150]}.json")
 
     def _compiled(self):
         """Triton's own CompiledKernel for this binary, from Triton's cache, else from the

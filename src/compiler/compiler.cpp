@@ -366,7 +366,9 @@ GilReleased::~GilReleased() {
   if (state_ != nullptr) host_python().restore_thread(state_);
 }
 
-std::vector<std::filesystem::path> files_for_triton(const Artifact& artifact) { return compiled_kernel_files(artifact); }
+std::vector<std::filesystem::path> files_for_triton(const Artifact& artifact) {
+  return compiled_kernel_files(artifact);
+}
 
 }  // namespace tritonrt::detail
 

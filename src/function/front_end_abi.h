@@ -2,8 +2,9 @@
 // front end needs beyond the public API, handed over as one table through one C entry point,
 // as compiler/module_abi.h's CompilerHost is the core's contract with the compiler module.
 // Users of the public API see none of it: a kernel described from a live module, a launch
-// that says which binary it ran, and the files Triton's CompiledKernel of a binary reads. The front end is built from the same sources as the core;
-// a table of another version means a mixed install, which the front end refuses.
+// that says which binary it ran, and the files Triton's CompiledKernel of a binary reads. The
+// front end is built from the same sources as the core; a table of another version means a
+// mixed install, which the front end refuses.
 #pragma once
 
 #include <cstdint>
@@ -30,9 +31,9 @@ struct FrontEndApi {
   /// `fn(config, args...)`, returning the artifact it launched (alive as long as `fn`), which
   /// the Python launch hands back to its caller as Triton's does.
   const Artifact& (*launch)(JitFunction& fn, const LaunchConfig& config, std::span<const Arg> args);
-  /// The binary's file and the metadata's, for Triton's CompiledKernel of `artifact` (one the
-  /// index or a bundle served has none in Triton's cache): compiler/compiler.h's
-  /// files_for_triton. Throws ArtifactError.
+  /// The binary's file and the metadata's, from which Triton's CompiledKernel of `artifact` is
+  /// made (also for a binary the index or a bundle served, which Triton's cache need not
+  /// hold): compiler/compiler.h's files_for_triton. Throws ArtifactError.
   std::vector<std::filesystem::path> (*compiled_kernel_files)(const Artifact& artifact);
 };
 

@@ -153,8 +153,8 @@ struct ExpandedParams {
   std::size_t count = 0;
 
   void expand(const ModuleFunction& k, void** given, std::size_t given_count, std::string_view kernel) {
-    EncodedMaps& encoded = *thread_encoded_maps();
-    std::size_t next = 0;  // the next descriptor of k.descriptors
+    EncodedMaps* encoded = nullptr;  // looked up at the first TMA descriptor
+    std::size_t next = 0;            // the next descriptor of k.descriptors
     for (std::size_t i = 0; i < given_count; ++i) {
       if (next == k.descriptors.size() || k.descriptors[next].position != i) {
         params[count++] = given[i];
@@ -173,7 +173,8 @@ struct ExpandedParams {
       if (p.tma != nullptr) {
         if (p.tma->fp4_padded) shape[p.rank - 1] *= 2;
         // A copy: two descriptors of one launch may share a slot of the thread's maps.
-        maps[next] = encoded.find_or_encode(d, *p.tma, std::span<const std::int64_t>(shape, p.rank), kernel);
+        if (encoded == nullptr) encoded = thread_encoded_maps();
+        maps[next] = encoded->find_or_encode(d, *p.tma, std::span<const std::int64_t>(shape, p.rank), kernel);
         params[count++] = &maps[next];
       } else {
         word(reinterpret_cast<std::uintptr_t>(d.base()));

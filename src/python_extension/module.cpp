@@ -134,23 +134,26 @@ PyObject* compiled_kernel_files(PyObject*, PyObject* args) {
                         &cache_dir_size)) {
     return nullptr;
   }
-  std::vector<std::filesystem::path> files;
+  std::string files[2];
   try {
     Artifact artifact;
     artifact.metadata = KernelMetadata::parse(std::string_view(json, static_cast<std::size_t>(json_size)));
     artifact.binary.assign(binary, static_cast<std::size_t>(binary_size));
     artifact.binary_kind = kind;
     artifact.cache_dir.assign(cache_dir, static_cast<std::size_t>(cache_dir_size));
-    files = state().core->compiled_kernel_files(artifact);
+    const auto paths = state().core->compiled_kernel_files(artifact);
+    if (paths.size() != 2) throw ArtifactError("tritonrt: the core gave no binary and metadata files");
+    files[0] = paths[0].string();
+    files[1] = paths[1].string();
   } catch (const std::exception& e) {
     PyErr_SetString(PyExc_RuntimeError, e.what());
     return nullptr;
   }
-  const std::string first = files.at(0).string(), second = files.at(1).string();
   // As os.fsdecode decodes a path: its bytes need not be UTF-8.
-  Ref binary_path(PyUnicode_DecodeFSDefaultAndSize(first.data(), static_cast<Py_ssize_t>(first.size())));
-  Ref metadata_path(PyUnicode_DecodeFSDefaultAndSize(second.data(), static_cast<Py_ssize_t>(second.size())));
-  if (!binary_path || !metadata_path) return nullptr;
+  Ref binary_path(PyUnicode_DecodeFSDefaultAndSize(files[0].data(), static_cast<Py_ssize_t>(files[0].size())));
+  if (!binary_path) return nullptr;
+  Ref metadata_path(PyUnicode_DecodeFSDefaultAndSize(files[1].data(), static_cast<Py_ssize_t>(files[1].size())));
+  if (!metadata_path) return nullptr;
   return PyTuple_Pack(2, binary_path.get(), metadata_path.get());
 }
 

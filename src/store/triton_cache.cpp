@@ -1,6 +1,7 @@
 #include "store/triton_cache.h"
 
 #include "common/errors.h"
+#include "common/sha256.h"
 #include "store/files.h"
 #include "store/index.h"
 
@@ -64,11 +65,13 @@ std::optional<std::string> elf_problem(const std::string& b, std::uint16_t machi
 }
 
 // The kernel's name from its metadata made a plain file name: a crafted name ("../x",
-// "/abs/x") must not choose where the files go.
+// "/abs/x") must not choose where the files go. Cut to 150 characters, as Triton cuts the
+// names of its cache's files.
 std::string file_stem(const std::string& name) {
   std::string stem;
-  for (const char c : name) {
-    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  for (const char c : name.substr(0, 150)) {
+    const bool plain =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
     stem += plain || (c == '.' && !stem.empty()) ? c : '_';
   }
   return stem.empty() ? "kernel" : stem;
@@ -88,20 +91,40 @@ bool hold(const std::vector<std::filesystem::path>& paths, const Artifact& artif
   return metadata && *binary == artifact.binary && *metadata == artifact.metadata.json;
 }
 
-// Where tritonrt keeps its copies of binaries for Triton's CompiledKernel: beside the index,
-// whose folder was checked to be the user's own; else a folder this process made for itself.
-std::filesystem::path compiled_folder() {
-  if (const KernelIndex* index = KernelIndex::get()) return index->dir() / "compiled";
-  static const std::filesystem::path own = [] {
+// A folder this process made for itself (mode 0700), removed with everything in it when the
+// process exits: Triton's CompiledKernel reads its files when it is made.
+class OwnFolder {
+ public:
+  OwnFolder() {
     std::error_code ec;
     std::string made = (std::filesystem::temp_directory_path(ec) / "tritonrt-compiled-XXXXXX").string();
     if (ec || ::mkdtemp(made.data()) == nullptr) {
       raise<ArtifactError>({}, "cannot make a folder for the files of Triton's CompiledKernel: {}",
                            ec ? ec.message() : std::strerror(errno));
     }
-    return std::filesystem::path(made);
-  }();
-  return own;
+    path_ = made;
+  }
+  OwnFolder(const OwnFolder&) = delete;
+  OwnFolder& operator=(const OwnFolder&) = delete;
+  ~OwnFolder() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// The artifact's files in `folder`/<hash>/<digest of its bytes>/: found there, else written.
+// The digest keeps two different binaries filed under one hash (an index's and a bundle's
+// made elsewhere) from mixing one's metadata with the other's binary.
+std::vector<std::filesystem::path> files_in(const std::filesystem::path& folder, const Artifact& artifact) {
+  const std::string digest = sha256_hex(artifact.metadata.json + artifact.binary).substr(0, 16);
+  const std::filesystem::path dir = folder / file_stem(artifact.metadata.hash) / digest;
+  if (auto paths = artifact_paths(artifact, dir); hold(paths, artifact)) return paths;
+  if (const std::string why = create_private_directories(dir); !why.empty()) raise<ArtifactError>({}, why);
+  return write_artifact(artifact, dir);
 }
 
 }  // namespace
@@ -134,14 +157,22 @@ std::string set_aside(const std::string& entry) {
 }
 
 std::vector<std::filesystem::path> compiled_kernel_files(const Artifact& artifact) {
+  if (artifact.binary_kind != "cubin" && artifact.binary_kind != "hsaco") {
+    raise<ArtifactError>({}, "a binary of kind '{}' has no files for Triton's CompiledKernel", artifact.binary_kind);
+  }
   if (!artifact.cache_dir.empty()) {
     if (auto paths = artifact_paths(artifact, artifact.cache_dir); hold(paths, artifact)) return paths;
   }
-  // The hash names the folder: Triton's, a hex digest; anything else made a plain name too.
-  const std::filesystem::path dir = compiled_folder() / file_stem(artifact.metadata.hash);
-  if (auto paths = artifact_paths(artifact, dir); hold(paths, artifact)) return paths;
-  if (const std::string why = create_private_directories(dir); !why.empty()) raise<ArtifactError>({}, why);
-  return write_artifact(artifact, dir);
+  // Beside the index (its folder checked to be the user's own) while that can be written (an
+  // index shipped read-only cannot), else in the process's own folder.
+  if (const KernelIndex* index = KernelIndex::get()) {
+    try {
+      return files_in(index->dir() / "compiled", artifact);
+    } catch (const ArtifactError&) {
+    }
+  }
+  static const OwnFolder own;
+  return files_in(own.path(), artifact);
 }
 
 }  // namespace tritonrt::detail

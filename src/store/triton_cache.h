@@ -23,12 +23,12 @@ std::optional<std::string> artifact_problem(const Artifact& artifact, const Targ
 std::string set_aside(const std::string& entry);
 
 /// The files Triton's CompiledKernel for `artifact` reads, as write_artifact names them (the
-/// binary, then the metadata): those of the Triton cache entry it was read from while that
-/// entry holds them unchanged; else tritonrt's own copy, written once per binary into
-/// `compiled/<hash>/` of the index's folder (into a folder private to this process where the
-/// index is off). Never into Triton's cache: its manager may be one of the user's
-/// (TRITON_CACHE_MANAGER), which C++ cannot call. Throws ArtifactError where they cannot be
-/// written.
+/// binary, then the metadata): those in the artifact's `cache_dir` where it is a Triton cache
+/// entry holding them unchanged (an artifact compiled in this process); else tritonrt's own
+/// copy in `compiled/<hash>/<digest>/` beside the index, or, with the index off or not
+/// writable, in a folder private to the process and removed when it exits. Never in Triton's
+/// cache: its manager may be the user's own (TRITON_CACHE_MANAGER), which C++ cannot call.
+/// Throws ArtifactError where they cannot be written.
 std::vector<std::filesystem::path> compiled_kernel_files(const Artifact& artifact);
 
 }  // namespace tritonrt::detail

@@ -554,6 +554,17 @@ def test_the_result_launches_again_as_a_compiled_kernel(rt, recording):
     assert fake_launches() == before + 1 and again.hash == compiled.hash
 
 
+def test_a_binary_tritons_cache_holds_is_tritons_own_compiled_kernel(rt, recording):
+    """While Triton's cache holds the binary's entry, the result's `.asm` and Triton's own
+    CompiledKernel behind it are that entry's, as Triton's launch returns them."""
+    from triton.runtime.cache import get_cache_manager
+    compiled = rt.launcher(K.add_kernel)[(1, )](pointer(), pointer(), pointer(), 100, 512)
+    entry = Path(get_cache_manager(compiled.hash).cache_dir)
+    assert {"ttir", "ttgir", "llir", "ptx", "cubin"} <= set(compiled.asm)
+    assert compiled.asm["cubin"] == (entry / f"{compiled.name}.cubin").read_bytes()
+    assert {Path(path).parent for path in compiled.metadata_group.values()} == {entry}
+
+
 def test_a_binary_tritons_cache_no_longer_holds_is_tritons_compiled_kernel_from_tritonrts_own_files(rt, recording):
     """Triton's own CompiledKernel of a binary whose Triton cache entry is gone is made from
     files tritonrt keeps (here, with the index off, in a folder of this process's own): the
@@ -568,9 +579,9 @@ def test_a_binary_tritons_cache_no_longer_holds_is_tritons_compiled_kernel_from_
     files = {Path(path).suffix: Path(path) for path in group.values()}
     assert sorted(files) == [".cubin", ".json"]
     assert files[".cubin"].read_bytes() == binary and files[".json"].read_text() == metadata
-    assert files[".cubin"].parent.name == compiled.hash
-    assert files[".cubin"].parent.parent.name.startswith("tritonrt-compiled-")
-    assert compiled.asm["cubin"] == binary
+    assert files[".cubin"].parent.parent.name == compiled.hash
+    assert files[".cubin"].parent.parent.parent.name.startswith("tritonrt-compiled-")
+    assert compiled.asm == {"cubin": binary}
     # (Triton's cache manager makes the entry's folder when asked for it, as tritonrt asks.)
     assert not entry.exists() or not any(entry.iterdir()), "tritonrt wrote into Triton's cache"
 
@@ -890,7 +901,7 @@ def test_a_binary_the_index_served_is_tritons_compiled_kernel_from_files_beside_
     assert "compiling" not in log.lower(), log
     files = sorted(Path(path) for path in paths)
     assert [f.suffix for f in files] == [".cubin", ".json"]
-    assert all(f.parent == tmp_path / "index" / "compiled" / first for f in files)
+    assert all(f.parent.parent == tmp_path / "index" / "compiled" / first for f in files)
     assert not (tmp_path / "triton").exists() or not any((tmp_path / "triton").rglob("*.cubin"))
 
 
