@@ -234,13 +234,15 @@ install_requirements() {
 
 # --- configure and build ---------------------------------------------------------------------
 
-# ensure_build DIR VENV [CMAKE ARGS...]: configures DIR with Ninja against VENV's Python and
-# the extra CMAKE ARGS (only when not yet configured that way; ninja re-runs CMake by itself
-# when a CMakeLists.txt changes), then builds BUILD_TARGETS (everything when unset).
-ensure_build() { timed_setup "$1/ (configure, build)" configure_and_build "$@"; }
+# ensure_build DIR VENV [CMAKE ARGS...]: configure_and_build DIR against VENV's Python, a set-up step.
+ensure_build() { timed_setup "$1/ (configure, build)" configure_and_build "$1" "$ROOT/$2/bin/python" "${@:3}"; }
 
+# configure_and_build DIR PYTHON [CMAKE ARGS...]: configures DIR with Ninja, BUILD_TYPE and the
+# extra CMAKE ARGS against PYTHON (only when not yet configured that way; ninja re-runs CMake
+# by itself when a CMakeLists.txt changes), then builds BUILD_TARGETS (everything when unset).
+# .ci/gpu-run builds build-gpu/ with it, against the GPU machine's own python3.
 configure_and_build() {
-  local dir=$1 python="$ROOT/$2/bin/python" cache="$1/CMakeCache.txt" args_stamp="$1/.dev-cmake-args"
+  local dir=$1 python=$2 cache="$1/CMakeCache.txt" args_stamp="$1/.dev-cmake-args"
   shift 2
   if ! [[ -f $dir/build.ninja && -f $cache ]] ||
      ! grep -Eq "^Python_EXECUTABLE:[A-Z]+=$python\$" "$cache" ||
@@ -250,7 +252,7 @@ configure_and_build() {
       rm -rf "$cache" "$dir/CMakeFiles"  # configured by another generator: start over
     fi
     say "configuring $dir (Python: $python)"
-    cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DPython_EXECUTABLE="$python" "$@"
+    cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DPython_EXECUTABLE="$python" "$@" || return
     printf '%s' "$*" >"$args_stamp"
   fi
   [[ -f $dir/.gitignore ]] || echo '*' >"$dir/.gitignore"  # keeps build dirs out of `git status`
@@ -569,13 +571,15 @@ print(" ".join(itertools.takewhile(lambda w: not w.startswith("-"), (sysconfig.g
 # it runs, every hash it prints is the one `tritonrt compile` gives; touching a kernel's
 # source rebuilds its bundle, a build with nothing changed does nothing, and a bundle made
 # again or in a second build folder has the first build's bytes; the same program linking
-# tritonrt as an archive runs alone in an empty folder under `env -i`.
+# tritonrt as an archive runs alone in an empty folder under `env -i`. Its bundles and the
+# hashes they are checked against are compiled by .venv's Python, named (under clean_env the
+# tool would pick one itself).
 check_embedded_consumer() {
   local dir=$1 src=$1/embedded-src build=$1/embedded cli=$1/moved/bin/tritonrt out line kernel target hash
-  local signature want first
+  local signature want first python="$ROOT/$VENV/bin/python"
   echo "--- embedded"
   rm -rf "$src" && cp -r tests/consumers/embedded "$src" || return 1
-  build_project "$src" "$build" "$dir/moved" || return 1
+  build_project "$src" "$build" "$dir/moved" -DPython_EXECUTABLE="$python" || return 1
   out=$(cd / && clean_env env TRITONRT_PYTHON=/nonexistent/python TRITONRT_LIBPYTHON=/nonexistent/libpython.so \
     TRITONRT_CACHE_DIR="$dir/empty-index" "$build/consumer" /nonexistent/app/kernels.py) || { echo "$out"; return 1; }
   echo "$out"
@@ -588,15 +592,16 @@ check_embedded_consumer() {
       tuned_scale) continue ;;
       *) continue ;;
     esac
-    want=$(clean_env "$cli" compile "$src/kernels.py:$kernel" --target "$target" --signature "$signature" --json |
-      "$ROOT/$VENV/bin/python" -c 'import json, sys; print(json.load(sys.stdin)["hash"])') || return 1
+    want=$(clean_env TRITONRT_PYTHON="$python" "$cli" compile "$src/kernels.py:$kernel" --target "$target" \
+      --signature "$signature" --json |
+      "$python" -c 'import json, sys; print(json.load(sys.stdin)["hash"])') || return 1
     [[ $hash == "$want" ]] || { echo "$kernel for $target: embedded $hash, tritonrt compile $want"; return 1; }
   done <<<"$out"
   for block in 256 1024; do  # each config of the autotuned kernel, compiled as its .fn with the config's BLOCK
     for target in cuda:80 cuda:90; do
-      want=$(clean_env "$cli" compile "$src/kernels.py:tuned_scale.fn" --target "$target" \
+      want=$(clean_env TRITONRT_PYTHON="$python" "$cli" compile "$src/kernels.py:tuned_scale.fn" --target "$target" \
         --signature "*fp32,*fp32,1048576,2.0,$block" --json |
-        "$ROOT/$VENV/bin/python" -c 'import json, sys; print(json.load(sys.stdin)["hash"])') || return 1
+        "$python" -c 'import json, sys; print(json.load(sys.stdin)["hash"])') || return 1
       grep -q "^tuned_scale $target $want$" <<<"$out" || { echo "tuned_scale BLOCK=$block for $target: $want not embedded"; return 1; }
     done
   done
@@ -632,7 +637,8 @@ check_embedded_consumer() {
   cmp "$dir/first-build.trb" "$build/tritonrt_kernels/consumer/calls.trb" ||
     { echo "the bundle made again differs from the first build's"; return 1; }
   clean_env cmake -S "$src" -B "$dir/embedded-again" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_PREFIX_PATH="$dir/moved" >/dev/null && clean_env cmake --build "$dir/embedded-again" --target consumer || return 1
+    -DCMAKE_PREFIX_PATH="$dir/moved" -DPython_EXECUTABLE="$python" >/dev/null &&
+    clean_env cmake --build "$dir/embedded-again" --target consumer || return 1
   cmp "$dir/first-build.trb" "$dir/embedded-again/tritonrt_kernels/consumer/calls.trb" ||
     { echo "a second build folder's bundle differs from the first's"; return 1; }
 }
