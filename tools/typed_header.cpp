@@ -1,14 +1,12 @@
 #include "typed_header.h"
 
-#include <cmath>
-#include <cstdint>
-#include <cstdio>
-#include <limits>
 #include <set>
 #include <string_view>
+#include <utility>
 
 #include "common/compile_options.h"
 #include "common/errors.h"
+#include "common/kinds/kinds.h"
 #include "signature.h"
 #include "tritonrt/tritonrt.h"
 
@@ -36,74 +34,6 @@ std::string identifier(std::string_view name) {
   return out;
 }
 
-// The enumerator of `type` in tritonrt::DType: its name is Triton's.
-std::string dtype_enumerator(DType type) { return "tritonrt::DType::" + std::string(to_string(type)); }
-
-// The C++ element type a pointer to `type` is, or "" where C++ has none (fp16, bf16, fp8).
-std::string element_type(DType type) {
-  switch (type) {
-    case DType::u1:
-      return "bool";
-    case DType::i8:
-      return "std::int8_t";
-    case DType::i16:
-      return "std::int16_t";
-    case DType::i32:
-      return "std::int32_t";
-    case DType::i64:
-      return "std::int64_t";
-    case DType::u8:
-      return "std::uint8_t";
-    case DType::u16:
-      return "std::uint16_t";
-    case DType::u32:
-      return "std::uint32_t";
-    case DType::u64:
-      return "std::uint64_t";
-    case DType::fp32:
-      return "float";
-    case DType::fp64:
-      return "double";
-    default:
-      return "";
-  }
-}
-
-// A C++ string literal of `text`.
-std::string string_literal(std::string_view text) {
-  std::string out = "\"";
-  for (const unsigned char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20 || c >= 0x7f) {
-      char octal[8];
-      std::snprintf(octal, sizeof octal, "\\%03o", c);
-      out += octal;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
-}
-
-std::string double_literal(double value) {
-  if (std::isnan(value)) return "std::numeric_limits<double>::quiet_NaN()";
-  if (std::isinf(value))
-    return value > 0 ? "std::numeric_limits<double>::infinity()" : "-std::numeric_limits<double>::infinity()";
-  char text[40];
-  std::snprintf(text, sizeof text, "%.17g", value);
-  std::string out = text;
-  if (out.find_first_of(".e") == std::string::npos) out += ".0";
-  return out;
-}
-
-std::string int64_literal(std::int64_t value) {
-  // -9223372036854775808 is no literal: the negation of one too large for the type.
-  if (value == std::numeric_limits<std::int64_t>::min()) return "std::numeric_limits<std::int64_t>::min()";
-  return "std::int64_t{" + std::to_string(value) + "}";
-}
-
 // What a comment may hold of a token: no line break, no end of a comment.
 std::string comment_text(std::string_view text) {
   std::string out;
@@ -113,32 +43,12 @@ std::string comment_text(std::string_view text) {
 
 // The C++ expression passing `a` as the call passed it (a value fixed in the header).
 std::string fixed_value(const Arg& a, const std::string& where) {
-  switch (a.kind) {
-    case ArgKind::none:
-      return "std::nullopt";
-    case ArgKind::boolean:
-      return a.value.u != 0 ? "true" : "false";
-    case ArgKind::sint:
-      return "std::int64_t{" + std::to_string(a.value.i) + "}";
-    case ArgKind::uint:
-      return "std::uint64_t{" + std::to_string(a.value.u) + "u}";
-    case ArgKind::real:
-      return "double{" + double_literal(a.value.f) + "}";
-    case ArgKind::string:
-      return "std::string_view{" + string_literal(std::string_view(a.value.s, a.size)) + "}";
-    case ArgKind::dtype:
-      return dtype_enumerator(a.dtype);
-    case ArgKind::typed: {
-      const std::string number = a.stored == ArgKind::real      ? double_literal(a.value.f)
-                                 : a.stored == ArgKind::boolean ? std::string(a.value.u != 0 ? "true" : "false")
-                                 : a.stored == ArgKind::sint    ? int64_literal(a.value.i)
-                                                                : "std::uint64_t{" + std::to_string(a.value.u) + "u}";
-      return "tritonrt::scalar(" + dtype_enumerator(a.dtype) + ", " + number + ")";
-    }
-    default:
-      detail::raise<CallsError>({}, "{}: a typed header cannot fix this argument (a tuple, descriptor or pointer)",
-                                where);
+  const auto value = detail::kind_ops(a.kind).header_value;
+  if (value == nullptr) {
+    detail::raise<CallsError>({}, "{}: a typed header cannot fix this argument (a tuple, descriptor or pointer)",
+                              where);
   }
+  return value(a);
 }
 
 // One parameter of the function: its declaration and the expression passing it, or (no
@@ -150,32 +60,16 @@ struct Passed {
 };
 
 Passed passed(const ParamInfo& p, const Arg& a, const std::string& token, const std::string& where) {
-  const std::string name = identifier(p.name);
-  const bool fixed = p.is_constexpr || a.kind == ArgKind::none || a.kind == ArgKind::string || a.kind == ArgKind::dtype;
+  const detail::KindOps& ops = detail::kind_ops(a.kind);
+  // None, strings and dtypes: always fixed.
+  const bool fixed = p.is_constexpr || (ops.header_param == nullptr && ops.header_value != nullptr);
   if (fixed) return {"", fixed_value(a, where), p.name + "=" + token};
-  switch (a.kind) {
-    case ArgKind::pointer: {
-      const std::string element = element_type(a.dtype);
-      if (element.empty()) return {"tritonrt::DevicePtr " + name, name, p.name + ": " + token};
-      return {"const " + element + "* " + name, name, p.name + ": " + token};
-    }
-    case ArgKind::sint:
-      return {"std::int64_t " + name, name, p.name + ": int"};
-    case ArgKind::uint:
-      return {"std::uint64_t " + name, name, p.name + ": int"};
-    case ArgKind::real:
-      return {"double " + name, name, p.name + ": float"};
-    case ArgKind::boolean:
-      return {"bool " + name, name, p.name + ": bool"};
-    case ArgKind::typed: {
-      const std::string element = element_type(a.dtype);
-      const std::string type = !element.empty() && a.dtype != DType::u1 ? element : "double";
-      return {type + " " + name, "tritonrt::scalar(" + dtype_enumerator(a.dtype) + ", " + name + ")",
-              p.name + ": " + token};
-    }
-    default:
-      detail::raise<CallsError>({}, "{}: a typed header does not take a tuple or a descriptor argument yet", where);
+  if (ops.header_param == nullptr) {
+    detail::raise<CallsError>({}, "{}: a typed header does not take a tuple or a descriptor argument yet", where);
   }
+  const std::string name = identifier(p.name);
+  detail::HeaderParam param = ops.header_param(a, name, token);
+  return {param.type + " " + name, std::move(param.expression), p.name + ": " + param.shown};
 }
 
 }  // namespace
@@ -238,8 +132,8 @@ std::string typed_header(const std::vector<Call>& calls, const std::string& call
     });
     out += "\n/// " + comment_text(call.source + ":" + call.name + "(" + shown + ")") + "\n";
     out += "inline void " + name + "(const tritonrt::LaunchConfig& config" + declarations + ") {\n";
-    out += "  static tritonrt::JitFunction& kernel = tritonrt::JitFunction::get(" + string_literal(call.source) + ", " +
-           string_literal(call.name) + ");\n";
+    out += "  static tritonrt::JitFunction& kernel = tritonrt::JitFunction::get(" +
+           detail::string_literal(call.source) + ", " + detail::string_literal(call.name) + ");\n";
     if (options.empty()) {
       out += "  kernel(config" + expressions + ");\n}\n";
     } else {

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "common/hashing.h"
+#include "common/kinds/kinds.h"
 #include "common/log.h"
 #include "common/record_key.h"
 #include "common/trace.h"
@@ -36,14 +37,8 @@ std::string key_text(const std::vector<Arg>& key) {
   std::string text = "(";
   for (std::size_t i = 0; i < key.size(); ++i) {
     if (i) text += ", ";
-    const Arg& a = key[i];
-    if (a.kind == ArgKind::dtype) {
-      text += "'" + dtype_text(a.dtype, a.source) + "'";
-    } else if (a.kind == ArgKind::string) {
-      text += "'" + std::string(a.value.s, a.size) + "'";
-    } else {
-      text += python_repr(a, {});
-    }
+    const auto key_repr = kind_ops(key[i].kind).key_repr;
+    text += key_repr != nullptr ? key_repr(key[i]) : python_repr(key[i], {});
   }
   return text + (key.size() == 1 ? ",)" : ")");
 }

@@ -61,7 +61,10 @@ const KindOps kDescriptorKind{
     .repr = nullptr,
     .specialize_constexpr = refuse_as_constexpr,
     .specialize_runtime = specialize_descriptor,
+    .key_repr = nullptr,
     .in_constexpr_tuple = false,
+    .header_value = nullptr,
+    .header_param = nullptr,
 };
 
 }  // namespace tritonrt::detail

@@ -9,6 +9,7 @@
 #include <cassert>
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "common/specialization.h"
@@ -22,6 +23,13 @@ inline constexpr std::size_t kArgKindCount = static_cast<std::size_t>(ArgKind::t
 using RareSpecializer = ParamCode (*)(const SpecializationRules& rules, const ParamRule& param, const Arg& arg,
                                       const KernelSignature& signature, std::size_t index);
 
+/// A runtime parameter of a typed header's launch function (`tritonrt header`).
+struct HeaderParam {
+  std::string type;        ///< its C++ type: "const float*"
+  std::string expression;  ///< what the launch passes: the parameter, or an expression of it
+  std::string shown;       ///< its type as the function's comment shows it: "*fp32", "int"
+};
+
 /// One kind's operations.
 struct KindOps {
   /// The value in words, for messages ("a device pointer (*fp16)").
@@ -34,8 +42,18 @@ struct KindOps {
   /// An argument of a runtime parameter: annotated parameters, fixed-type scalars, floats
   /// that overflow fp32, tuples and descriptors, and every refusal.
   RareSpecializer specialize_runtime;
+  /// The value as a tuning key's tuple prints it, in messages and in the key its choice is
+  /// filed under (Triton keys on str() of a pointer's dtype); nullptr where `repr`'s text stands.
+  std::string (*key_repr)(const Arg& arg);
   /// Whether a constexpr tuple may hold it (a value the call's key holds).
   bool in_constexpr_tuple;
+  /// The C++ expression passing the value as the call passed it, for a typed header that fixes
+  /// it (a constexpr's argument, None, a string, a dtype); nullptr where a header cannot.
+  std::string (*header_value)(const Arg& arg);
+  /// The typed header's parameter `name` taking a runtime argument of this kind, whose call
+  /// wrote `token`; nullptr where a header always fixes the kind (then `header_value` is set)
+  /// or takes no argument of it.
+  HeaderParam (*header_param)(const Arg& arg, const std::string& name, const std::string& token);
 };
 
 // Each kind's entry, defined in its home.
@@ -113,6 +131,15 @@ inline void refuse_annotation(const SpecializationRules& rules, const ParamRule&
   if (param.annotated) [[unlikely]]
     refuse_annotated(rules, param, arg, signature, index);
 }
+
+// A typed header's C++ spellings (tools/typed_header.cpp).
+
+/// The enumerator of `type` in tritonrt::DType: its name is Triton's.
+std::string dtype_enumerator(DType type);
+/// The C++ element type a pointer to `type` is, or "" where C++ has none (fp16, bf16, fp8).
+std::string element_type(DType type);
+/// A C++ string literal of `text`.
+std::string string_literal(std::string_view text);
 
 /// The keys of a tuple's entry of Triton's specialization list, as Python prints the tuple of
 /// them (tuple.cpp).

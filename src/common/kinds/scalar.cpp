@@ -2,6 +2,7 @@
 // and the placeholders (a parameter's Python default, a value a decorator has yet to set).
 #include <charconv>
 #include <climits>
+#include <cstdio>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -122,6 +123,41 @@ std::string string_repr(std::string_view s) {
   return out + quote;
 }
 
+// A typed header's C++ spellings of values (tools/typed_header.cpp).
+
+std::string double_literal(double value) {
+  if (std::isnan(value)) return "std::numeric_limits<double>::quiet_NaN()";
+  if (std::isinf(value))
+    return value > 0 ? "std::numeric_limits<double>::infinity()" : "-std::numeric_limits<double>::infinity()";
+  char text[40];
+  std::snprintf(text, sizeof text, "%.17g", value);
+  std::string out = text;
+  if (out.find_first_of(".e") == std::string::npos) out += ".0";
+  return out;
+}
+
+std::string int64_literal(std::int64_t value) {
+  // -9223372036854775808 is no literal: the negation of one too large for the type.
+  if (value == std::numeric_limits<std::int64_t>::min()) return "std::numeric_limits<std::int64_t>::min()";
+  return "std::int64_t{" + std::to_string(value) + "}";
+}
+
+// A fixed-type scalar passed through scalar(), its number as the call stored it.
+std::string typed_header_value(const Arg& a) {
+  const std::string number = a.stored == ArgKind::real      ? double_literal(a.value.f)
+                             : a.stored == ArgKind::boolean ? std::string(a.value.u != 0 ? "true" : "false")
+                             : a.stored == ArgKind::sint    ? int64_literal(a.value.i)
+                                                            : "std::uint64_t{" + std::to_string(a.value.u) + "u}";
+  return "tritonrt::scalar(" + dtype_enumerator(a.dtype) + ", " + number + ")";
+}
+
+// A fixed-type scalar: its C++ type (double for fp16, bf16 and bool), passed through scalar().
+HeaderParam typed_header_param(const Arg& a, const std::string& name, const std::string& token) {
+  const std::string element = element_type(a.dtype);
+  const std::string type = !element.empty() && a.dtype != DType::u1 ? element : "double";
+  return {type, "tritonrt::scalar(" + dtype_enumerator(a.dtype) + ", " + name + ")", token};
+}
+
 ParamCode specialize_none(const SpecializationRules& rules, const ParamRule& p, const Arg& a,
                           const KernelSignature& sig, std::size_t index) {
   refuse_annotation(rules, p, a, sig, index);
@@ -211,7 +247,10 @@ const KindOps kNoneKind{
     .repr = [](const Arg&, const ParamInfo&) -> std::string { return "None"; },
     .specialize_constexpr = constexpr_by_value,
     .specialize_runtime = specialize_none,
+    .key_repr = nullptr,
     .in_constexpr_tuple = true,
+    .header_value = [](const Arg&) -> std::string { return "std::nullopt"; },
+    .header_param = nullptr,
 };
 
 const KindOps kBooleanKind{
@@ -219,7 +258,12 @@ const KindOps kBooleanKind{
     .repr = [](const Arg& a, const ParamInfo&) -> std::string { return a.value.u ? "True" : "False"; },
     .specialize_constexpr = constexpr_by_value,
     .specialize_runtime = annotated_or_unsupported,
+    .key_repr = nullptr,
     .in_constexpr_tuple = true,
+    .header_value = [](const Arg& a) -> std::string { return a.value.u != 0 ? "true" : "false"; },
+    .header_param = [](const Arg&, const std::string& name, const std::string&) -> HeaderParam {
+      return {"bool", name, "bool"};
+    },
 };
 
 const KindOps kSintKind{
@@ -227,7 +271,12 @@ const KindOps kSintKind{
     .repr = [](const Arg& a, const ParamInfo&) { return std::to_string(a.value.i); },
     .specialize_constexpr = constexpr_by_value,
     .specialize_runtime = annotated_or_unsupported,
+    .key_repr = nullptr,
     .in_constexpr_tuple = true,
+    .header_value = [](const Arg& a) { return "std::int64_t{" + std::to_string(a.value.i) + "}"; },
+    .header_param = [](const Arg&, const std::string& name, const std::string&) -> HeaderParam {
+      return {"std::int64_t", name, "int"};
+    },
 };
 
 const KindOps kUintKind{
@@ -235,7 +284,12 @@ const KindOps kUintKind{
     .repr = [](const Arg& a, const ParamInfo&) { return std::to_string(a.value.u); },
     .specialize_constexpr = constexpr_by_value,
     .specialize_runtime = annotated_or_unsupported,
+    .key_repr = nullptr,
     .in_constexpr_tuple = true,
+    .header_value = [](const Arg& a) { return "std::uint64_t{" + std::to_string(a.value.u) + "u}"; },
+    .header_param = [](const Arg&, const std::string& name, const std::string&) -> HeaderParam {
+      return {"std::uint64_t", name, "int"};
+    },
 };
 
 const KindOps kRealKind{
@@ -243,7 +297,12 @@ const KindOps kRealKind{
     .repr = [](const Arg& a, const ParamInfo&) { return float_repr(a.value.f); },
     .specialize_constexpr = constexpr_by_value,
     .specialize_runtime = specialize_real,
+    .key_repr = nullptr,
     .in_constexpr_tuple = true,
+    .header_value = [](const Arg& a) { return "double{" + double_literal(a.value.f) + "}"; },
+    .header_param = [](const Arg&, const std::string& name, const std::string&) -> HeaderParam {
+      return {"double", name, "float"};
+    },
 };
 
 const KindOps kStringKind{
@@ -251,7 +310,11 @@ const KindOps kStringKind{
     .repr = [](const Arg& a, const ParamInfo&) { return string_repr(std::string_view(a.value.s, a.size)); },
     .specialize_constexpr = constexpr_by_value,
     .specialize_runtime = refuse_string,
+    .key_repr = [](const Arg& a) { return "'" + std::string(a.value.s, a.size) + "'"; },
     .in_constexpr_tuple = true,
+    .header_value =
+        [](const Arg& a) { return "std::string_view{" + string_literal(std::string_view(a.value.s, a.size)) + "}"; },
+    .header_param = nullptr,
 };
 
 const KindOps kTypedKind{
@@ -259,7 +322,10 @@ const KindOps kTypedKind{
     .repr = nullptr,
     .specialize_constexpr = refuse_typed_constexpr,
     .specialize_runtime = specialize_typed,
+    .key_repr = nullptr,
     .in_constexpr_tuple = false,
+    .header_value = typed_header_value,
+    .header_param = typed_header_param,
 };
 
 const KindOps kDtypeKind{
@@ -267,7 +333,10 @@ const KindOps kDtypeKind{
     .repr = [](const Arg& a, const ParamInfo&) { return "triton.language." + std::string(language_name(a.dtype)); },
     .specialize_constexpr = constexpr_by_value,
     .specialize_runtime = refuse_dtype,
+    .key_repr = [](const Arg& a) { return "'" + dtype_text(a.dtype, a.source) + "'"; },
     .in_constexpr_tuple = true,
+    .header_value = [](const Arg& a) { return dtype_enumerator(a.dtype); },
+    .header_param = nullptr,
 };
 
 const KindOps kPythonDefaultKind{
@@ -275,7 +344,10 @@ const KindOps kPythonDefaultKind{
     .repr = [](const Arg&, const ParamInfo& param) { return param.default_repr; },
     .specialize_constexpr = constexpr_by_value,
     .specialize_runtime = refuse_python_default,
+    .key_repr = nullptr,
     .in_constexpr_tuple = false,
+    .header_value = nullptr,
+    .header_param = nullptr,
 };
 
 const KindOps kUnsetKind{
@@ -283,7 +355,10 @@ const KindOps kUnsetKind{
     .repr = nullptr,
     .specialize_constexpr = constexpr_by_value,
     .specialize_runtime = refuse_unset,
+    .key_repr = nullptr,
     .in_constexpr_tuple = false,
+    .header_value = nullptr,
+    .header_param = nullptr,
 };
 
 }  // namespace tritonrt::detail

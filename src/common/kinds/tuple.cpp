@@ -205,7 +205,10 @@ const KindOps kTupleKind{
     .repr = tuple_repr,
     .specialize_constexpr = specialize_constexpr_tuple,
     .specialize_runtime = specialize_runtime_tuple,
+    .key_repr = nullptr,
     .in_constexpr_tuple = true,
+    .header_value = nullptr,
+    .header_param = nullptr,
 };
 
 }  // namespace tritonrt::detail
