@@ -252,6 +252,7 @@ configure_and_build() {
       rm -rf "$cache" "$dir/CMakeFiles"  # configured by another generator: start over
     fi
     say "configuring $dir (Python: $python)"
+    rm -f "$args_stamp"  # a configure that fails still leaves its values in CMakeCache.txt
     cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DPython_EXECUTABLE="$python" "$@" || return
     printf '%s' "$*" >"$args_stamp"
   fi
