@@ -228,7 +228,7 @@ class CompiledKernel:
     def _compiled(self):
         """Triton's own CompiledKernel for this binary, from Triton's cache, else from the
         files the core keeps of it (a binary tritonrt's index or a bundle served: tritonrt
-        writes nothing into Triton's cache, whose manager may be the user's own)."""
+        puts no binary into Triton's cache, whose manager may be the user's own)."""
         if self._triton is None:
             from triton.compiler import CompiledKernel as TritonCompiledKernel
             from triton.compiler.compiler import ASTSource
