@@ -635,6 +635,19 @@ def compiles(tmp_path, header, body):
     return done.returncode == 0, done.stderr
 
 
+def test_header_spells_the_most_negative_integer_constexpr_so_that_it_compiles(run, tmp_path):
+    # -9223372036854775808 is no C++ literal (the negation of one too large for the type).
+    (tmp_path / "shift.py").write_text("import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+                                       "def shifted(x_ptr, OFFSET: tl.constexpr):\n    pass\n")
+    (tmp_path / "calls.json").write_text(json.dumps([{"kernel": "shift.py:shifted",
+                                                      "signature": f"*fp32,{-2**63}"}]))
+    header = tmp_path / "shift_kernels.h"
+    run("header", tmp_path / "calls.json", "-o", header, "--namespace", "app")
+    assert "kernel(config, x_ptr, std::numeric_limits<std::int64_t>::min());" in header.read_text()
+    ok, errors = compiles(tmp_path, header, "  app::shifted({}, x);")
+    assert ok, errors
+
+
 def test_header_gives_one_typed_function_per_call_and_a_wrong_type_does_not_compile(run, tmp_path):
     (tmp_path / "vector_ops.py").write_text((EXAMPLE_KERNELS / "vector_ops.py").read_text())
     (tmp_path / "calls.json").write_text(json.dumps(TYPED_CALLS))

@@ -273,7 +273,7 @@ const KindOps kSintKind{
     .specialize_runtime = annotated_or_unsupported,
     .key_repr = nullptr,
     .in_constexpr_tuple = true,
-    .header_value = [](const Arg& a) { return "std::int64_t{" + std::to_string(a.value.i) + "}"; },
+    .header_value = [](const Arg& a) { return int64_literal(a.value.i); },
     .header_param = [](const Arg&, const std::string& name, const std::string&) -> HeaderParam {
       return {"std::int64_t", name, "int"};
     },
