@@ -30,8 +30,12 @@ bool same_descriptor_key(const Arg& a, const Arg& b) noexcept {
   const auto& x = *static_cast<const TensorDescriptor*>(a.object);
   const auto& y = *static_cast<const TensorDescriptor*>(b.object);
   const NvmmaSharedLayout *lx = x.layout(), *ly = y.layout();
-  return x.dtype() == y.dtype() && std::ranges::equal(x.block_shape(), y.block_shape()) &&
-         (lx == nullptr ? ly == nullptr : ly != nullptr && *lx == *ly);
+  if (x.dtype() != y.dtype() || x.rank() != y.rank()) return false;
+  const auto bx = x.block_shape(), by = y.block_shape();
+  for (std::size_t i = 0; i < bx.size(); ++i) {  // inline: cheaper than memcmp at ranks 1-5
+    if (bx[i] != by[i]) return false;
+  }
+  return lx == nullptr ? ly == nullptr : ly != nullptr && *lx == *ly;
 }
 
 bool holds_descriptor(const Arg& tuple) noexcept {

@@ -187,8 +187,12 @@ std::size_t Autotune::choose(Resolution& r, TrialMaker& function) const {
   for (const Arg& a : key) hash = hash_constexpr(hash, a);
   for (const TuningEntry* entry : r.state.tunings[layer_].entries()) {
     if (entry->hash != hash || entry->key.size() != key.size()) continue;
-    if (std::equal(key.begin(), key.end(), entry->key.begin(), same_value)) return entry->config;
+    if (std::equal(key.begin(), key.end(), entry->key.begin(), same_value)) {
+      r.keyed = true;
+      return entry->config;
+    }
   }
+  r.ran = true;
   return tune(std::vector<Arg>(key.begin(), key.end()), hash, r, function);
 }
 

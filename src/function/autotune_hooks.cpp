@@ -21,6 +21,7 @@ namespace tritonrt::detail {
 
 void Autotune::config_hook(std::size_t config, Resolution& r) const {
   if (r.has_cpp_config_hook()) {
+    r.ran = true;
     BlockShapes shapes(kernel_.signature);
     (*r.cpp_config_hook)(BoundArgs(kernel_.signature, r.bound()), shapes);
     r.reshape_descriptors(shapes.changes());
@@ -29,10 +30,13 @@ void Autotune::config_hook(std::size_t config, Resolution& r) const {
     // effects tritonrt cannot see: a global it changes, memory it writes by other means).
     static const bool memoize = environment_switch("TRITONRT_MEMOIZE_HOOKS", true);
     if (!memoize) {
+      r.ran = true;
       r.reshape_descriptors(run_hook("config", r, static_cast<std::ptrdiff_t>(config), false).changes);
     } else if (const MemoEntry* entry = memoized_hook(config, r)) {
+      r.took(*entry);
       if (!entry->changes.empty()) r.reshape_descriptors(entry->changes);
     } else {
+      r.ran = true;
       hook_miss(config, r);
     }
   }

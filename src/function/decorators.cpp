@@ -127,20 +127,20 @@ void Resolution::reshape_descriptors(const BlockShapeChanges& changes) {
                            "was given a block shape by an autotune hook, but the call passes no tensor descriptor "
                            "there");
     }
-    TensorDescriptor reshaped = *static_cast<const TensorDescriptor*>(args[param].object);
+    // The copy made where it is kept, then reshaped there (one copy, on the hit path).
+    const auto& caller = *static_cast<const TensorDescriptor*>(args[param].object);
+    static_assert(std::is_trivially_destructible_v<TensorDescriptor>, "kept in place without destruction");
+    TensorDescriptor* reshaped =
+        inline_count < kInlineDescriptors
+            ? new (inline_descriptors + inline_count++ * sizeof(TensorDescriptor)) TensorDescriptor(caller)
+            : &descriptors.emplace_back(caller);
     try {
-      reshaped.set_block_shape(block);
+      reshaped->set_block_shape(block);
     } catch (const ArgumentError& e) {
       raise<ArgumentError>(param_site(kernel.signature, param), "was given a block shape by an autotune hook: {}",
                            without_prefix(e.what()));
     }
-    if (inline_count < kInlineDescriptors) {
-      static_assert(std::is_trivially_destructible_v<TensorDescriptor>, "kept in place without destruction");
-      args[param].object = new (inline_descriptors + inline_count++ * sizeof(TensorDescriptor)) TensorDescriptor(reshaped);
-    } else {
-      descriptors.push_back(reshaped);
-      args[param].object = &descriptors.back();
-    }
+    args[param].object = reshaped;
   }
 }
 

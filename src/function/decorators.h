@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "common/compile_options.h"
 #include "common/errors.h"
 #include "common/published.h"
 #include "compiler/compiler.h"
@@ -55,8 +56,27 @@ struct TuningEntry {
   std::size_t config = 0;
 };
 
+/// A decorated call resolved whole from the decorators' memory (each heuristic's value and
+/// config hook's effect memoized, the config the caller's or its tuning key's): what those
+/// answers read of the passed arguments, and what the resolution made of the call. Every
+/// decorator answers from what it read, so a later call of the same form that reads the same
+/// resolves the same: it takes these values without walking the decorators (recall).
+struct ResolvedCall {
+  std::size_t given = 0;                   ///< arguments passed
+  std::ptrdiff_t chosen = -1;              ///< the caller's autotune config (LaunchConfig), or -1
+  OptionsKey caller_options{CompileOptions{}};
+  std::vector<ArgKind> kinds;              ///< of each passed argument
+  MemoEntry reads;                         ///< what the answers read of passed arguments (reads only)
+  std::vector<std::pair<std::size_t, Arg>> values;  ///< each parameter not passed, as resolved
+  BlockShapeChanges changes;               ///< passed descriptors' block shapes as the hooks left them
+  CompileOptions options;                  ///< as the decorators resolved them
+};
+
 /// The decorators' memory for one device context (or for explicit targets).
 struct DecoratorState {
+  /// Whole calls remembered per context at most: beyond, calls resolve layer by layer.
+  static constexpr std::size_t kMaxResolvedCalls = 32;
+
   explicit DecoratorState(const KernelDescription& kernel);
 
   std::mutex mutex;                                                         ///< serializes adds and the in-flight map
@@ -66,6 +86,7 @@ struct DecoratorState {
   std::vector<std::atomic<bool>> hook_in_python;  ///< per config: its hook ran in Python unmemoized (said once)
   std::vector<PublishedList<const TuningEntry>> tunings;                    ///< per layer (autotune layers use theirs)
   std::map<std::string, std::shared_future<std::size_t>> tuning_in_flight;  ///< per layer and key
+  PublishedList<const ResolvedCall> resolved;                               ///< launches' whole resolutions
 };
 
 /// A heuristic computed in C++ instead of Python (JitFunction::set_heuristic).
@@ -115,11 +136,31 @@ struct Resolution {
   std::list<TensorDescriptor> descriptors;
   const std::vector<CppHeuristic>* cpp_heuristics = nullptr;  ///< by heuristic number, over all layers
   const CppConfigHook* cpp_config_hook = nullptr;             ///< set: it runs, not the configs' pre_hooks
+  /// What decided this call, for remember(): the memo entries whose answers it took, whether
+  /// a tuner chose by its key; `ran` once anything answered otherwise (Python, a C++
+  /// heuristic or hook, a tuning, a decorator overriding a passed argument).
+  static constexpr std::size_t kMaxRecalled = 16;
+  const MemoEntry* recalled[kMaxRecalled];
+  std::size_t recalled_count = 0;
+  bool keyed = false;
+  bool ran = false;
 
   void pass(std::size_t param, const Arg& value) {
     args[param] = value;
-    if (!passed[param]) order[passed_count++] = static_cast<std::uint16_t>(param);
+    if (!passed[param]) {
+      order[passed_count++] = static_cast<std::uint16_t>(param);
+    } else {
+      ran = true;  // a decorator's value over the caller's: not remembered whole
+    }
     passed[param] = true;
+  }
+  /// This call took `entry`'s memoized answer.
+  void took(const MemoEntry& entry) {
+    if (recalled_count == kMaxRecalled) {
+      ran = true;
+    } else {
+      recalled[recalled_count++] = &entry;
+    }
   }
   std::span<const Arg> bound() const { return {args, count}; }
   /// Storage for strings that serve this call only; a deque made on first use (an empty one
@@ -148,6 +189,13 @@ struct Resolution {
 void bind_call(std::span<const Arg> given, Resolution& r);
 /// Each parameter still without a value gets its default; one without a default is an error.
 void fill_unset(Resolution& r);
+/// Resolves a launch's call (`r` fresh, with its launch) from a ResolvedCall it matches: the
+/// passed arguments bound, the rest set, descriptors reshaped; false (nothing promised of
+/// `r`'s arguments) where none matches.
+bool recall(std::span<const Arg> given, Resolution& r);
+/// Remembers `r`, a launch's call just resolved layer by layer, as a ResolvedCall when every
+/// decorator answered from memory.
+void remember(std::span<const Arg> given, const Resolution& r);
 
 /// The arguments Python code around the kernel is shown (heuristics, hooks, pruning): those
 /// with a value, tensors with their shapes (kept in `shapes`).

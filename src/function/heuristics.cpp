@@ -66,11 +66,16 @@ void Heuristics::apply(Resolution& r) const {
 Arg Heuristics::value(std::size_t index, Resolution& r) const {
   const std::size_t memo = first_ + index;
   if (r.cpp_heuristics != nullptr && (*r.cpp_heuristics)[memo]) {
+    r.ran = true;
     return (*r.cpp_heuristics)[memo](BoundArgs(kernel_.signature, r.bound()));
   }
   for (const MemoEntry* entry : r.state.memos[memo].entries()) {
-    if (still_reads(*entry, r.args, r.device)) return entry->value;
+    if (still_reads(*entry, r.args, r.device)) {
+      r.took(*entry);
+      return entry->value;
+    }
   }
+  r.ran = true;
   return miss(index, r);
 }
 

@@ -29,16 +29,22 @@ const Artifact& JitFunction::launch_artifact(const LaunchConfig& config, std::sp
   return *entry->kernel.artifact;
 }
 
-// The same, after the decorators (autotune, heuristics) chose the values they set.
+// The same, after the decorators (autotune, heuristics) chose the values they set: as a call
+// of the same form that read the same was resolved, where one was remembered whole, else
+// layer by layer (then remembered, where every decorator answered from memory).
 const Artifact& JitFunction::launch_decorated(const LaunchConfig& config, std::span<const Arg> given) {
-  if (config.autotune_config >= 0) impl_->check_chosen_config(config.autotune_config);
+  if (impl_->kernel.layers.empty()) impl_->check_chosen_config(config.autotune_config);  // throws: not autotuned
   detail::CallFrame call;
   const CUcontext ctx = detail::launch_context(config.stream);
   detail::ContextKernels& context = impl_->context_for(ctx);
   CompileOptions resolved = config.options;
   detail::Resolution r(impl_->kernel, call.bound(), resolved, *context.decorators, &context.device);
   r.launch = &config;
-  impl_->resolve(given, r);
+  if (impl_->cpp_decorators || !detail::recall(given, r)) [[unlikely]] {
+    if (config.autotune_config >= 0) impl_->check_chosen_config(config.autotune_config);
+    impl_->resolve(given, r);
+    detail::remember(given, r);
+  }
   const detail::OptionsKey options(resolved);
   const std::span<const Arg> args(call.bound(), impl_->param_count);
   const detail::CacheEntry* entry = context.last.load(std::memory_order_acquire);

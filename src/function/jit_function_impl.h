@@ -89,6 +89,7 @@ struct [[gnu::visibility("hidden")]] JitFunction::Impl final : detail::TrialMake
   // heuristic, over all layers in order), and the memory of calls for explicit targets.
   std::vector<detail::CppHeuristic> cpp_heuristics;
   detail::CppConfigHook cpp_config_hook;  ///< in place of the autotune configs' pre_hooks, when set
+  bool cpp_decorators = false;            ///< either set once: no call is resolved from a remembered one
   std::unique_ptr<detail::DecoratorState> host_decorators;
 
   /// Resolves a decorated call: the caller's arguments bound, then the decorators applied
@@ -243,7 +244,11 @@ bool JitFunction::Impl::matches(const KernelSignature& sig, std::span<const Arg>
       }
       call.kernel_params[count++] = param;
     } else {
-      same &= same_constexpr(args[i], expected.constexprs[i]);
+      // Integers and bools, most constexprs, compared here; the rest by same_constexpr.
+      const Arg& e = expected.constexprs[i];
+      const bool integral = args[i].kind == e.kind &&
+                            (e.kind == ArgKind::sint || e.kind == ArgKind::uint || e.kind == ArgKind::boolean);
+      same &= integral ? args[i].value.u == e.value.u : same_constexpr(args[i], e);
     }
   }
   call.kernel_param_count = count;

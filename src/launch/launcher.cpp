@@ -91,11 +91,16 @@ struct EncodedMap {
 
   bool holds(const TensorDescriptor& d, const TensorDescriptorMeta& m, std::span<const std::int64_t> sizes) const {
     return valid && base == d.base() && rank == d.rank() && padding == d.padding() && swizzle == m.swizzle &&
-           elem_size == m.elem_size && elem_type == m.elem_type && std::ranges::equal(sizes, span(shape)) &&
-           std::ranges::equal(d.strides(), span(strides)) && std::ranges::equal(m.block_size, span(box));
+           elem_size == m.elem_size && elem_type == m.elem_type && same(sizes, shape) && same(d.strides(), strides) &&
+           same(m.block_size, box);
   }
-  std::span<const std::int64_t> span(const std::int64_t (&values)[TensorDescriptor::kMaxRank]) const {
-    return {values, static_cast<std::size_t>(rank)};
+  // Element by element: a rank-2 comparison inline costs less than a call of memcmp.
+  bool same(std::span<const std::int64_t> values, const std::int64_t (&held)[TensorDescriptor::kMaxRank]) const {
+    if (values.size() != static_cast<std::size_t>(rank)) return false;
+    for (int i = 0; i < rank; ++i) {
+      if (values[i] != held[i]) return false;
+    }
+    return true;
   }
 };
 // Searched whole, replaced oldest first: the descriptors of the few kernels a thread launches

@@ -273,6 +273,34 @@ TEST_F(FakeDriverLaunch, ACppConfigHookSetsTheTilesOfTheMapsLaunched) {
   expect_tiles_of_the_config_that_ran(fn, fake_);
 }
 
+// A C++ config hook set after calls were resolved from memory (the Python pre_hooks' memoized
+// effects, remembered whole) takes over from the next call, and runs on every call.
+TEST_F(FakeDriverLaunch, ACppConfigHookSetAfterRememberedCallsRunsOnEveryCall) {
+  const std::string source = std::string(TRITONRT_TEST_KERNELS) + "/descriptor_kernels.py";
+  auto& fn = JitFunction::get(source, "matmul_tma_tuned");
+  const std::int64_t placeholder[] = {1, 1}, a_shape[] = {128, 256}, b_shape[] = {256, 128}, c_shape[] = {128, 128};
+  const std::int64_t a_strides[] = {256, 1}, n_strides[] = {128, 1};
+  const auto a = TensorDescriptor::make(g_a_data, DType::fp16, a_shape, a_strides, placeholder);
+  const auto b = TensorDescriptor::make(g_b_data, DType::fp16, b_shape, n_strides, placeholder);
+  const auto c = TensorDescriptor::make(g_c_data, DType::fp16, c_shape, n_strides, placeholder);
+  LaunchConfig config;
+  config.grid = Grid{2, 2};
+  config.autotune_config = 0;
+  for (int i = 0; i < 3; ++i) fn(config, a, b, c, 256);
+  int runs = 0;
+  fn.set_config_hook([&runs](const BoundArgs& args, BlockShapes& tiles) {
+    ++runs;
+    const std::int64_t m = args.integer("BLOCK_M"), n = args.integer("BLOCK_N"), k = args.integer("BLOCK_K");
+    tiles.set("a_desc", {m, k});
+    tiles.set("b_desc", {k, n});
+    tiles.set("c_desc", {m, n});
+  });
+  for (int i = 0; i < 3; ++i) fn(config, a, b, c, 256);
+  fn.set_config_hook({});  // the Python pre_hooks again, for any later test of this kernel
+  EXPECT_EQ(runs, 3);
+  EXPECT_EQ(stats().launches, 6u);
+}
+
 // A's tile in the tensor map of the last launch, "rows x columns".
 std::string a_tile(const FakeCudaApi& fake) {
   FakeCudaLaunch launch{};

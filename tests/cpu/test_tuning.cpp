@@ -345,6 +345,56 @@ TEST_F(Tuning, AChosenConfigRunsUntimed) {
   }
 }
 
+// A launch whose every decorator answered from memory is remembered whole, and a later call is
+// resolved from it only where it reads what that call read: another key, or pointers of
+// another dtype (Triton's key holds their dtypes), tunes; each key keeps its own choice.
+TEST_F(Tuning, ARememberedCallServesOnlyCallsOfItsKey) {
+  auto& fn = JitFunction::get(kLibrary, "entry_autotuned_add");
+  const int n1 = 3 << 16, n2 = 5 << 16;
+  const DevicePtr x = buffer(4 * n2), y = buffer(4 * n2), out = buffer(4 * n2);
+  auto tunes = [&](const DevicePtr& a, const DevicePtr& b, const DevicePtr& c, int n) {
+    const std::uint64_t before = launches();
+    fn(config(), a, b, c, n);
+    return launches() > before + 1;
+  };
+  EXPECT_TRUE(tunes(x, y, out, n1));
+  EXPECT_FALSE(tunes(x, y, out, n1));
+  EXPECT_FALSE(tunes(x, y, out, n1));
+  EXPECT_TRUE(tunes(x, y, out, n2)) << "the call remembered for n1 served n2";
+  EXPECT_EQ(last_launch().grid[0], static_cast<unsigned>(cdiv(n2, 2048)));
+  EXPECT_FALSE(tunes(x, y, out, n1));
+  EXPECT_EQ(last_launch().grid[0], static_cast<unsigned>(cdiv(n1, 2048)));
+  const DevicePtr hx{x.address, DType::fp16, x.bytes}, hy{y.address, DType::fp16, y.bytes},
+      hout{out.address, DType::fp16, out.bytes};
+  EXPECT_TRUE(tunes(hx, hy, hout, n1)) << "the call remembered for fp32 pointers served fp16 ones";
+  EXPECT_FALSE(tunes(hx, hy, hout, n1));
+  EXPECT_FALSE(tunes(x, y, out, n1));
+}
+
+// The same for heuristics, past the number of calls a context remembers whole: stacked
+// heuristics read n (BLOCK from n, then NEEDS_MASK from n and BLOCK), and each n, first seen or
+// seen again, launches the kernel of its own mask and the grid of its own BLOCK.
+TEST_F(Tuning, ACallResolvedFromARememberedOneTakesTheValuesOfWhatItReads) {
+  auto& fn = JitFunction::get(kLibrary, "stacked_heuristics_sum");
+  const DevicePtr x = buffer(4 * 1024 * 24), out = buffer(4);
+  std::vector<int> sizes;
+  for (int i = 0; i < 40; ++i) sizes.push_back(1024 * (i / 2 + 1) + i % 2);  // BLOCK 1024; masked when odd
+  fn(config(), x, out, sizes[0]);
+  const void* whole = last_launch().function;
+  fn(config(), x, out, sizes[1]);
+  const void* masked = last_launch().function;
+  ASSERT_NE(whole, masked);
+  for (int pass = 0; pass < 3; ++pass) {
+    for (int i = 0; i < 40; ++i) {
+      const int n = sizes[pass == 1 ? 39 - i : i];
+      fn(config(), x, out, n);
+      const FakeCudaLaunch launch = last_launch();
+      EXPECT_EQ(launch.function, n % 1024 != 0 ? masked : whole) << "n " << n << ", pass " << pass;
+      EXPECT_EQ(launch.grid[0], static_cast<unsigned>(cdiv(n, 1024))) << "n " << n << ", pass " << pass;
+    }
+  }
+}
+
 // When pruning keeps one config, Triton before 3.8 still times it (running the kernel a few
 // times, with its resets and restores); from 3.8 it takes it untimed. tritonrt does what the
 // installed Triton does.
