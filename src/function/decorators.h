@@ -190,8 +190,9 @@ void bind_call(std::span<const Arg> given, Resolution& r);
 /// Each parameter still without a value gets its default; one without a default is an error.
 void fill_unset(Resolution& r);
 /// Resolves a launch's call (`r` fresh, with its launch) from a ResolvedCall it matches: the
-/// passed arguments bound, the rest set, descriptors reshaped; false (nothing promised of
-/// `r`'s arguments) where none matches.
+/// passed arguments bound, the rest set, options and descriptors as resolved; false (nothing
+/// promised of `r`'s arguments) where none matches. Which parameters were passed, and in what
+/// order (`passed`, `order`), it leaves unset: they serve the decorators only.
 bool recall(std::span<const Arg> given, Resolution& r);
 /// Remembers `r`, a launch's call just resolved layer by layer, as a ResolvedCall when every
 /// decorator answered from memory.

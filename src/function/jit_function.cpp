@@ -201,7 +201,7 @@ void JitFunction::set_heuristic(std::string_view name, std::function<Arg(const B
     for (const auto& h : layer.heuristic_names) {
       if (h == name) {
         impl_->cpp_heuristics[memo] = std::move(heuristic);
-        impl_->cpp_decorators = true;
+        impl_->note_cpp_decorators();
         return;
       }
       ++memo;
@@ -270,7 +270,7 @@ void JitFunction::set_config_hook(std::function<void(const BoundArgs&, BlockShap
     detail::raise<ArgumentError>({signature_.name}, "is not autotuned: it has no configs for a config hook");
   }
   impl_->cpp_config_hook = std::move(hook);
-  impl_->cpp_decorators = true;
+  impl_->note_cpp_decorators();
 }
 
 }  // namespace tritonrt

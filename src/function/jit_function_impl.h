@@ -89,7 +89,12 @@ struct [[gnu::visibility("hidden")]] JitFunction::Impl final : detail::TrialMake
   // heuristic, over all layers in order), and the memory of calls for explicit targets.
   std::vector<detail::CppHeuristic> cpp_heuristics;
   detail::CppConfigHook cpp_config_hook;  ///< in place of the autotune configs' pre_hooks, when set
-  bool cpp_decorators = false;            ///< either set once: no call is resolved from a remembered one
+  /// Whether any is set (they run on every call: no call is resolved from a remembered one).
+  bool cpp_decorators = false;
+  void note_cpp_decorators() {
+    cpp_decorators = static_cast<bool>(cpp_config_hook) ||
+                     std::any_of(cpp_heuristics.begin(), cpp_heuristics.end(), [](const auto& h) { return bool(h); });
+  }
   std::unique_ptr<detail::DecoratorState> host_decorators;
 
   /// Resolves a decorated call: the caller's arguments bound, then the decorators applied

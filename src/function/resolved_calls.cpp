@@ -24,7 +24,8 @@ bool recall(std::span<const Arg> given, Resolution& r) {
   for (const ResolvedCall* c : calls) {
     // Its reads are of passed arguments only, bound above.
     if (c->given != n || c->chosen != r.launch->autotune_config || !(c->caller_options == caller) ||
-        std::memcmp(c->kinds.data(), kinds, n * sizeof(ArgKind)) != 0 || !still_reads(c->reads, r.args, r.device)) {
+        (n != 0 && std::memcmp(c->kinds.data(), kinds, n * sizeof(ArgKind)) != 0) ||
+        !still_reads(c->reads, r.args, r.device)) {
       continue;
     }
     r.count = r.kernel.signature.params.size();

@@ -273,11 +273,22 @@ TEST_F(FakeDriverLaunch, ACppConfigHookSetsTheTilesOfTheMapsLaunched) {
   expect_tiles_of_the_config_that_ran(fn, fake_);
 }
 
-// A C++ config hook set after calls were resolved from memory (the Python pre_hooks' memoized
-// effects, remembered whole) takes over from the next call, and runs on every call.
+// A's tile in the tensor map of the last launch, "rows x columns".
+std::string a_tile(const FakeCudaApi& fake) {
+  FakeCudaLaunch launch{};
+  if (fake.last_launches(&launch, 1) != 1) return "no launch";
+  FakeCudaTensorMap map;
+  std::memcpy(&map, fake_cuda_param(&launch, 0), sizeof map);
+  return std::to_string(map.box[1]) + "x" + std::to_string(map.box[0]);
+}
+
+// A config pre_hook's memoized effect served whole on repeated calls (the call remembered with
+// the tiles it launched), then a C++ config hook set after them: it takes over from the next
+// call and runs on every call; unset, the Python hooks' effect serves again.
 TEST_F(FakeDriverLaunch, ACppConfigHookSetAfterRememberedCallsRunsOnEveryCall) {
   const std::string source = std::string(TRITONRT_TEST_KERNELS) + "/descriptor_kernels.py";
   auto& fn = JitFunction::get(source, "matmul_tma_tuned");
+  const bool tma = Target::current().arch == "90";
   const std::int64_t placeholder[] = {1, 1}, a_shape[] = {128, 256}, b_shape[] = {256, 128}, c_shape[] = {128, 128};
   const std::int64_t a_strides[] = {256, 1}, n_strides[] = {128, 1};
   const auto a = TensorDescriptor::make(g_a_data, DType::fp16, a_shape, a_strides, placeholder);
@@ -285,8 +296,13 @@ TEST_F(FakeDriverLaunch, ACppConfigHookSetAfterRememberedCallsRunsOnEveryCall) {
   const auto c = TensorDescriptor::make(g_c_data, DType::fp16, c_shape, n_strides, placeholder);
   LaunchConfig config;
   config.grid = Grid{2, 2};
-  config.autotune_config = 0;
-  for (int i = 0; i < 3; ++i) fn(config, a, b, c, 256);
+  config.autotune_config = 0;  // BLOCK_M 64, BLOCK_N 64, BLOCK_K 32: A's tile 64 x 32
+  for (int i = 0; i < 3; ++i) {
+    fn(config, a, b, c, 256);
+    if (tma) {
+      EXPECT_EQ(a_tile(fake_), "64x32") << "call " << i;
+    }
+  }
   int runs = 0;
   fn.set_config_hook([&runs](const BoundArgs& args, BlockShapes& tiles) {
     ++runs;
@@ -296,18 +312,14 @@ TEST_F(FakeDriverLaunch, ACppConfigHookSetAfterRememberedCallsRunsOnEveryCall) {
     tiles.set("c_desc", {m, n});
   });
   for (int i = 0; i < 3; ++i) fn(config, a, b, c, 256);
-  fn.set_config_hook({});  // the Python pre_hooks again, for any later test of this kernel
+  fn.set_config_hook({});
   EXPECT_EQ(runs, 3);
-  EXPECT_EQ(stats().launches, 6u);
-}
-
-// A's tile in the tensor map of the last launch, "rows x columns".
-std::string a_tile(const FakeCudaApi& fake) {
-  FakeCudaLaunch launch{};
-  if (fake.last_launches(&launch, 1) != 1) return "no launch";
-  FakeCudaTensorMap map;
-  std::memcpy(&map, fake_cuda_param(&launch, 0), sizeof map);
-  return std::to_string(map.box[1]) + "x" + std::to_string(map.box[0]);
+  fn(config, a, b, c, 256);
+  EXPECT_EQ(runs, 3) << "the unset C++ hook ran";
+  if (tma) {
+    EXPECT_EQ(a_tile(fake_), "64x32");
+  }
+  EXPECT_EQ(stats().launches, 7u);
 }
 
 // A config's pre_hook that only sets block shapes from what it read (the config's values and

@@ -13,7 +13,9 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -373,26 +375,33 @@ TEST_F(Tuning, ARememberedCallServesOnlyCallsOfItsKey) {
 
 // The same for heuristics, past the number of calls a context remembers whole: stacked
 // heuristics read n (BLOCK from n, then NEEDS_MASK from n and BLOCK), and each n, first seen or
-// seen again, launches the kernel of its own mask and the grid of its own BLOCK.
+// seen again, launches the kernel of its own BLOCK and mask, with the grid of its own BLOCK.
 TEST_F(Tuning, ACallResolvedFromARememberedOneTakesTheValuesOfWhatItReads) {
   auto& fn = JitFunction::get(kLibrary, "stacked_heuristics_sum");
-  const DevicePtr x = buffer(4 * 1024 * 24), out = buffer(4);
-  std::vector<int> sizes;
-  for (int i = 0; i < 40; ++i) sizes.push_back(1024 * (i / 2 + 1) + i % 2);  // BLOCK 1024; masked when odd
-  fn(config(), x, out, sizes[0]);
-  const void* whole = last_launch().function;
-  fn(config(), x, out, sizes[1]);
-  const void* masked = last_launch().function;
-  ASSERT_NE(whole, masked);
+  const DevicePtr x = buffer(4 * 1024 * 17), out = buffer(4);
+  // BLOCK min(next_power_of_2(n), 1024): 1024, 512 or 256 here; masked where BLOCK does not divide n.
+  std::vector<int> sizes = {256, 255, 200, 512, 511, 300, 130, 129};
+  for (int k = 1; k <= 16; ++k) {
+    sizes.push_back(1024 * k);
+    sizes.push_back(1024 * k + 1);
+  }
+  auto block_of = [](int n) { return n > 512 ? 1024 : n > 256 ? 512 : 256; };
+  std::map<std::pair<int, bool>, const void*> kernels;  // by (BLOCK, masked), as first launched
   for (int pass = 0; pass < 3; ++pass) {
-    for (int i = 0; i < 40; ++i) {
-      const int n = sizes[pass == 1 ? 39 - i : i];
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      const int n = sizes[pass == 1 ? sizes.size() - 1 - i : i];
+      const int block = block_of(n);
       fn(config(), x, out, n);
       const FakeCudaLaunch launch = last_launch();
-      EXPECT_EQ(launch.function, n % 1024 != 0 ? masked : whole) << "n " << n << ", pass " << pass;
-      EXPECT_EQ(launch.grid[0], static_cast<unsigned>(cdiv(n, 1024))) << "n " << n << ", pass " << pass;
+      const void*& kernel = kernels[{block, n % block != 0}];
+      if (kernel == nullptr) kernel = launch.function;
+      EXPECT_EQ(launch.function, kernel) << "n " << n << ", pass " << pass;
+      EXPECT_EQ(launch.grid[0], static_cast<unsigned>(cdiv(n, block))) << "n " << n << ", pass " << pass;
     }
   }
+  std::set<const void*> distinct;
+  for (const auto& [form, kernel] : kernels) distinct.insert(kernel);
+  EXPECT_EQ(distinct.size(), 6u) << "two (BLOCK, mask) forms launched one kernel";
 }
 
 // When pruning keeps one config, Triton before 3.8 still times it (running the kernel a few
