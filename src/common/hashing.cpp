@@ -7,8 +7,7 @@
 
 namespace tritonrt::detail {
 
-bool same_constexpr(const Arg& a, const Arg& b) noexcept {
-  if (a.kind != b.kind) return false;
+bool same_other_constexpr(const Arg& a, const Arg& b) noexcept {
   switch (a.kind) {
     case ArgKind::none:
     case ArgKind::python_default:
@@ -20,7 +19,7 @@ bool same_constexpr(const Arg& a, const Arg& b) noexcept {
     case ArgKind::descriptor:
       return same_descriptor_key(a, b);
     case ArgKind::tuple:
-      return std::ranges::equal(a.elements(), b.elements(), same_constexpr);
+      return std::ranges::equal(a.elements(), b.elements(), [](const Arg& x, const Arg& y) { return same_constexpr(x, y); });
     default:
       return a.value.u == b.value.u;
   }

@@ -14,9 +14,16 @@ namespace tritonrt::detail {
 inline constexpr std::uint64_t kHashSeed = 0xcbf29ce484222325ULL;
 inline std::uint64_t hash_mix(std::uint64_t h, std::uint64_t v) noexcept { return (h ^ v) * 0x100000001b3ULL; }
 
+/// same_constexpr for the kinds other than bool and integers.
+bool same_other_constexpr(const Arg& a, const Arg& b) noexcept;
 /// Whether two constexpr arguments are the same value (strings by content, tuples by their
-/// elements; descriptors by what their type holds).
-bool same_constexpr(const Arg& a, const Arg& b) noexcept;
+/// elements; descriptors by what their type holds). Bools and integers, most constexprs and
+/// tuning keys, are compared inline.
+[[gnu::always_inline]] inline bool same_constexpr(const Arg& a, const Arg& b) noexcept {
+  if (a.kind != b.kind) return false;
+  if (a.kind == ArgKind::sint || a.kind == ArgKind::uint || a.kind == ArgKind::boolean) return a.value.u == b.value.u;
+  return same_other_constexpr(a, b);
+}
 /// Whether two tensor descriptors have the same element type and block shape: the part of
 /// the call's key their type code does not hold.
 bool same_descriptor_key(const Arg& a, const Arg& b) noexcept;

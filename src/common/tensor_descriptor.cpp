@@ -23,11 +23,12 @@ void check_block_shape(std::span<const std::int64_t> block) {
     if (b <= 0 || (b & (b - 1)) != 0) {
       detail::raise<ArgumentError>({}, "tensor descriptor: block shape element {} is {}, not a power of 2", i, b);
     }
-    if (b > kMaxBlockElements / elements) {  // elements * b > the limit, without overflow
+    // elements * b over the limit, or past int64 (no division: a config hook's block shape is
+    // checked on every launch that applies it).
+    if (__builtin_mul_overflow(elements, b, &elements) || elements > kMaxBlockElements) {
       detail::raise<ArgumentError>({}, "tensor descriptor: the block shape has more than {} elements (Triton's limit)",
                                    kMaxBlockElements);
     }
-    elements *= b;
   }
 }
 

@@ -40,7 +40,7 @@ TensorShape shape_of(const Arg& a) {
   return shape;
 }
 
-bool same_value(const Arg& a, const Arg& b) {
+bool same_other_value(const Arg& a, const Arg& b) {
   if (a.value_kind() != b.value_kind()) return false;
   if (a.kind == ArgKind::typed && a.dtype != b.dtype) return false;
   if (a.kind == ArgKind::pointer) return a.value.u == b.value.u && a.dtype == b.dtype && a.source == b.source;

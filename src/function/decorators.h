@@ -203,8 +203,16 @@ void remember(std::span<const Arg> given, const Resolution& r);
 std::vector<PythonArg> python_args(const Resolution& r, std::vector<TensorShape>& shapes);
 /// A tensor argument's shape (through the installed inspector); dims -1 when unknown.
 TensorShape shape_of(const Arg& a);
-/// Whether two values are the same for a memo or a tuning key (strings by content).
-bool same_value(const Arg& a, const Arg& b);
+/// same_value for the kinds other than bool and integers.
+bool same_other_value(const Arg& a, const Arg& b);
+/// Whether two values are the same for a memo or a tuning key (strings by content). Bools and
+/// integers, most of what heuristics, hooks and keys read, are compared inline.
+[[gnu::always_inline]] inline bool same_value(const Arg& a, const Arg& b) {
+  if (a.kind == b.kind && (a.kind == ArgKind::sint || a.kind == ArgKind::uint || a.kind == ArgKind::boolean)) {
+    return a.value.u == b.value.u;
+  }
+  return same_other_value(a, b);
+}
 /// `a`, with a string's text copied into `strings` so that it outlives the call it came from.
 Arg kept(const Arg& a, std::deque<std::string>& strings);
 /// Sets the compile option `name` (Triton's name) from a decorator's value; false if there is none.

@@ -249,11 +249,7 @@ bool JitFunction::Impl::matches(const KernelSignature& sig, std::span<const Arg>
       }
       call.kernel_params[count++] = param;
     } else {
-      // Integers and bools, most constexprs, compared here; the rest by same_constexpr.
-      const Arg& e = expected.constexprs[i];
-      const bool integral = args[i].kind == e.kind &&
-                            (e.kind == ArgKind::sint || e.kind == ArgKind::uint || e.kind == ArgKind::boolean);
-      same &= integral ? args[i].value.u == e.value.u : same_constexpr(args[i], e);
+      same &= same_constexpr(args[i], expected.constexprs[i]);
     }
   }
   call.kernel_param_count = count;

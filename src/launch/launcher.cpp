@@ -114,11 +114,17 @@ struct EncodedMaps {
   std::size_t next = 0;
   EncodedMap slots[kSlots] = {};
 
-  const CUtensorMap& find_or_encode(const TensorDescriptor& d, const TensorDescriptorMeta& m,
-                                    std::span<const std::int64_t> shape, std::string_view kernel) {
+  // The map encoded from all that, or null.
+  const CUtensorMap* find(const TensorDescriptor& d, const TensorDescriptorMeta& m,
+                          std::span<const std::int64_t> shape) const {
     for (std::size_t i = 0; i < kSlots; ++i) {
-      if (bases[i] == d.base() && slots[i].holds(d, m, shape)) return slots[i].map;
+      if (bases[i] == d.base() && slots[i].holds(d, m, shape)) return &slots[i].map;
     }
+    return nullptr;
+  }
+  // Encodes the map into the oldest slot.
+  const CUtensorMap& encode(const TensorDescriptor& d, const TensorDescriptorMeta& m,
+                            std::span<const std::int64_t> shape, std::string_view kernel) {
     const std::size_t slot = next++ % kSlots;
     EncodedMap& e = slots[slot];
     e.valid = false;  // until the map is whole
@@ -150,12 +156,25 @@ constinit thread_local EncodedMaps encoded_maps;
 // CUtensorMap, the shape (i32) and the strides (i64); any other the base address, shape and
 // strides (i64), the NaN-padding flag (i1; from Triton 3.9 also round_f32_to_tf32), then the
 // shape (i32) and strides (i64) again.
+// A TMA descriptor's parameter points at the map in the thread's slot, which stays as it is
+// while the driver reads it; before anything could encode into a slot (a miss in this launch,
+// a scratch allocator that launches), the maps are copied here.
 struct ExpandedParams {
   static constexpr std::size_t kWordsPerDescriptor = 1 + 4 * TensorDescriptor::kMaxRank + 2;
-  CUtensorMap maps[kMaxDescriptors];
   std::uint64_t words[kMaxDescriptors][kWordsPerDescriptor];
   void* params[kMaxKernelParams + kMaxDescriptors * kWordsPerDescriptor + 2];
   std::size_t count = 0;
+  std::size_t tma_count = 0;
+  std::size_t map_param[kMaxDescriptors];  // by TMA descriptor: its map's index in params
+  CUtensorMap maps[kMaxDescriptors];       // the copies
+
+  void keep_copies() {
+    for (std::size_t j = 0; j < tma_count; ++j) {
+      if (params[map_param[j]] == &maps[j]) continue;
+      maps[j] = *static_cast<const CUtensorMap*>(params[map_param[j]]);
+      params[map_param[j]] = &maps[j];
+    }
+  }
 
   void expand(const ModuleFunction& k, void** given, std::size_t given_count, std::string_view kernel) {
     EncodedMaps* encoded = nullptr;  // looked up at the first TMA descriptor
@@ -177,10 +196,15 @@ struct ExpandedParams {
       std::copy(d.shape().begin(), d.shape().end(), shape);
       if (p.tma != nullptr) {
         if (p.tma->fp4_padded) shape[p.rank - 1] *= 2;
-        // A copy: two descriptors of one launch may share a slot of the thread's maps.
         if (encoded == nullptr) encoded = thread_encoded_maps();
-        maps[next] = encoded->find_or_encode(d, *p.tma, std::span<const std::int64_t>(shape, p.rank), kernel);
-        params[count++] = &maps[next];
+        const std::span<const std::int64_t> sizes(shape, p.rank);
+        const CUtensorMap* map = encoded->find(d, *p.tma, sizes);
+        if (map == nullptr) [[unlikely]] {
+          keep_copies();
+          map = &encoded->encode(d, *p.tma, sizes, kernel);
+        }
+        map_param[tma_count++] = count;
+        params[count++] = const_cast<CUtensorMap*>(map);
       } else {
         word(reinterpret_cast<std::uintptr_t>(d.base()));
         for (int j = 0; j < p.rank; ++j) word(static_cast<std::uint64_t>(shape[j]));
@@ -277,6 +301,7 @@ void launch_kernel_general(const ModuleFunction& k, const DeviceContext& dc, con
   if (!k.descriptors.empty()) {
     ExpandedParams expanded;
     expanded.expand(k, params, count, kernel);
+    if ((k.global_scratch_size | k.profile_scratch_size) != 0) [[unlikely]] expanded.keep_copies();
     launch_expanded(k, dc, grid, expanded.params, expanded.count, stream, kernel);
     return;
   }

@@ -194,6 +194,26 @@ TEST_F(FakeDriverLaunch, ExpandsTensorDescriptorsAsTritonsLauncher) {
   EXPECT_EQ(stats().module_loads, loads + 1);
 }
 
+// A launch's maps are read where the thread keeps its recent ones, unless a map encoded later in
+// the same launch takes the slot of an earlier one: one descriptor kept, the other new on every
+// call, so that within 16 launches a new map replaces the slot the kept one is read from.
+TEST_F(FakeDriverLaunch, AMapEncodedInALaunchLeavesItsEarlierMapsIntact) {
+  if (Target::current().arch != "90") GTEST_SKIP() << "TMA maps are encoded for cuda:90 targets only";
+  const std::string source = std::string(TRITONRT_TEST_KERNELS) + "/descriptor_kernels.py";
+  auto& fn = JitFunction::get(source, "scale_2d");
+  const auto kept = tile_desc(g_tile_in);
+  for (std::size_t k = 0; k < 16; ++k) {
+    const auto fresh = tile_desc(g_tile_out + 8 * (k + 1));  // 16 bytes further each time
+    fn(grid(2, 2), kept, fresh, 2.0, 32, 64);
+    const FakeCudaLaunch launch = last_launch();
+    FakeCudaTensorMap maps[2];
+    std::memcpy(&maps[0], fake_cuda_param(&launch, 0), sizeof maps[0]);
+    std::memcpy(&maps[1], fake_cuda_param(&launch, 5), sizeof maps[1]);
+    EXPECT_EQ(maps[0].address, reinterpret_cast<std::uintptr_t>(g_tile_in)) << "launch " << k;
+    EXPECT_EQ(maps[1].address, reinterpret_cast<std::uintptr_t>(fresh.base())) << "launch " << k;
+  }
+}
+
 // A parameter that takes a pointer on one call and a descriptor on the next (or the other way
 // round) is another specialization each time, never a descriptor compared with a pointer.
 TEST_F(FakeDriverLaunch, APointerAndADescriptorForOneParameterAreTwoKernels) {
