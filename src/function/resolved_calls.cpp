@@ -10,6 +10,7 @@
 #include "function/memo.h"
 
 namespace tritonrt::detail {
+
 bool recall(std::span<const Arg> given, Resolution& r) {
   const auto calls = r.state.resolved.entries();
   const auto& params = r.kernel.call_params;
