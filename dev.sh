@@ -124,7 +124,7 @@ timed_setup() {
 }
 
 # The programs under test read these to pick an interpreter; each build must use its own venv.
-clean_env() { env -u VIRTUAL_ENV -u TRITONRT_PYTHON -u PYTHONHOME -u PYTHONPATH "$@"; }
+clean_env() { env -u VIRTUAL_ENV -u CONDA_PREFIX -u TRITONRT_PYTHON -u PYTHONHOME -u PYTHONPATH "$@"; }
 
 # --- system packages -------------------------------------------------------------------------
 
@@ -245,7 +245,7 @@ configure_and_build() {
   local dir=$1 python=$2 cache="$1/CMakeCache.txt" args_stamp="$1/.dev-cmake-args"
   shift 2
   if ! [[ -f $dir/build.ninja && -f $cache ]] ||
-     ! grep -Eq "^Python_EXECUTABLE:[A-Z]+=$python\$" "$cache" ||
+     [[ $(sed -n 's/^Python_EXECUTABLE:[A-Z]*=//p' "$cache") != "$python" ]] ||
      ! grep -q "^CMAKE_BUILD_TYPE:STRING=$BUILD_TYPE\$" "$cache" ||
      [[ $(cat "$args_stamp" 2>/dev/null) != "$*" ]]; then
     if [[ -f $cache ]] && ! grep -q "^CMAKE_GENERATOR:INTERNAL=Ninja\$" "$cache"; then

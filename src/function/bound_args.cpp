@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <limits>
 
 #include "common/errors.h"
@@ -9,8 +10,12 @@
 namespace tritonrt {
 
 const Arg& BoundArgs::operator[](std::string_view name) const {
-  for (std::size_t i = 0; i < signature_.params.size() && i < values_.size(); ++i) {
-    if (signature_.params[i].name == name) return values_[i];
+  // Length and last character first: a kernel's names of one length mostly differ at the end
+  // (BLOCK_M, BLOCK_N; stride_am, stride_ak), so the full comparison runs about once.
+  const std::size_t n = std::min(signature_.params.size(), values_.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string& p = signature_.params[i].name;
+    if (p.size() == name.size() && (name.empty() || p.back() == name.back()) && p == name) return values_[i];
   }
   detail::raise<ArgumentError>({signature_.name}, "has no parameter '{}'", name);
 }

@@ -235,14 +235,22 @@ TEST_F(FakeDriverLaunch, APointerAndADescriptorForOneParameterAreTwoKernels) {
 // Launches matmul_tma_tuned-like kernels (descriptor_kernels.py) with descriptors of a
 // placeholder block shape, as Triton's persistent-matmul tutorial passes them: each config by
 // choice, then tuned; the maps launched must have the tiles of the config that ran.
+struct MatmulDescriptors {
+  TensorDescriptor a, b, c;
+};
+
+// A 128 x 256, B 256 x 128 and C 128 x 128 (fp16, row-major), with the block shape [1, 1] that
+// the tutorial (and FlagGems) give descriptors before a config's hook sets their tiles.
+MatmulDescriptors placeholder_matmul_descriptors() {
+  const std::int64_t placeholder[] = {1, 1}, a_shape[] = {128, 256}, b_shape[] = {256, 128}, c_shape[] = {128, 128};
+  const std::int64_t a_strides[] = {256, 1}, n_strides[] = {128, 1};
+  return {TensorDescriptor::make(g_a_data, DType::fp16, a_shape, a_strides, placeholder),
+          TensorDescriptor::make(g_b_data, DType::fp16, b_shape, n_strides, placeholder),
+          TensorDescriptor::make(g_c_data, DType::fp16, c_shape, n_strides, placeholder)};
+}
+
 void expect_tiles_of_the_config_that_ran(JitFunction& fn, const FakeCudaApi& fake) {
-  const std::int64_t placeholder[] = {1, 1};
-  const std::int64_t a_shape[] = {128, 256}, a_strides[] = {256, 1};
-  const std::int64_t b_shape[] = {256, 128}, b_strides[] = {128, 1};
-  const std::int64_t c_shape[] = {128, 128}, c_strides[] = {128, 1};
-  const auto a = TensorDescriptor::make(g_a_data, DType::fp16, a_shape, a_strides, placeholder);
-  const auto b = TensorDescriptor::make(g_b_data, DType::fp16, b_shape, b_strides, placeholder);
-  const auto c = TensorDescriptor::make(g_c_data, DType::fp16, c_shape, c_strides, placeholder);
+  const auto [a, b, c] = placeholder_matmul_descriptors();
   LaunchConfig config;
   config.grid_fn = [](const BoundArgs& args) {
     return Grid{cdiv(128, args.integer("BLOCK_M")), cdiv(128, args.integer("BLOCK_N"))};
@@ -309,11 +317,7 @@ TEST_F(FakeDriverLaunch, ACppConfigHookSetAfterRememberedCallsRunsOnEveryCall) {
   const std::string source = std::string(TRITONRT_TEST_KERNELS) + "/descriptor_kernels.py";
   auto& fn = JitFunction::get(source, "matmul_tma_tuned");
   const bool tma = Target::current().arch == "90";
-  const std::int64_t placeholder[] = {1, 1}, a_shape[] = {128, 256}, b_shape[] = {256, 128}, c_shape[] = {128, 128};
-  const std::int64_t a_strides[] = {256, 1}, n_strides[] = {128, 1};
-  const auto a = TensorDescriptor::make(g_a_data, DType::fp16, a_shape, a_strides, placeholder);
-  const auto b = TensorDescriptor::make(g_b_data, DType::fp16, b_shape, n_strides, placeholder);
-  const auto c = TensorDescriptor::make(g_c_data, DType::fp16, c_shape, n_strides, placeholder);
+  const auto [a, b, c] = placeholder_matmul_descriptors();
   LaunchConfig config;
   config.grid = Grid{2, 2};
   config.autotune_config = 0;  // BLOCK_M 64, BLOCK_N 64, BLOCK_K 32: A's tile 64 x 32

@@ -6,6 +6,7 @@
 #include <pybind11/pybind11.h>
 
 #include <array>
+#include <cassert>
 #include <string>
 #include <vector>
 
@@ -52,7 +53,10 @@ inline constexpr KindTable<PythonKind> kPythonKindTable = make_kind_table<Python
 static_assert(kPythonKindTable.complete, "every ArgKind has one entry");
 inline constexpr const auto& kPythonKinds = kPythonKindTable.entries;
 
-inline const PythonKind& python_kind(ArgKind kind) { return *kPythonKinds[static_cast<std::size_t>(kind)]; }
+inline const PythonKind& python_kind(ArgKind kind) {
+  assert(static_cast<std::size_t>(kind) < kPythonKinds.size() && "an ArgKind out of range");  // as kind_ops
+  return *kPythonKinds[static_cast<std::size_t>(kind)];
+}
 
 /// A constexpr's value as the bridge's compile reads it: ("value", v), ("dtype", name),
 /// ("default",) or ("tuple", values); throws ArgumentError for a kind no constexpr holds.
