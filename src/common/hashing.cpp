@@ -19,7 +19,8 @@ bool same_other_constexpr(const Arg& a, const Arg& b) noexcept {
     case ArgKind::descriptor:
       return same_descriptor_key(a, b);
     case ArgKind::tuple:
-      return std::ranges::equal(a.elements(), b.elements(), [](const Arg& x, const Arg& y) { return same_constexpr(x, y); });
+      return std::ranges::equal(a.elements(), b.elements(),
+                                [](const Arg& x, const Arg& y) { return same_constexpr(x, y); });
     default:
       return a.value.u == b.value.u;
   }

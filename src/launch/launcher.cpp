@@ -303,7 +303,9 @@ void launch_kernel_general(const ModuleFunction& k, const DeviceContext& dc, con
   if (!k.descriptors.empty()) {
     ExpandedParams expanded;
     expanded.expand(k, params, count, kernel);
-    if ((k.global_scratch_size | k.profile_scratch_size) != 0) [[unlikely]] expanded.keep_copies();
+    if ((k.global_scratch_size | k.profile_scratch_size) != 0) [[unlikely]] {
+      expanded.keep_copies();  // an allocator may launch, and encode into the slots
+    }
     launch_expanded(k, dc, grid, expanded.params, expanded.count, stream, kernel);
     return;
   }
