@@ -20,6 +20,9 @@
 namespace tritonrt::detail {
 namespace {
 
+// same_value, for std::equal: a function that is always inlined cannot be passed by pointer.
+constexpr auto same_key_value = [](const Arg& a, const Arg& b) { return same_value(a, b); };
+
 // The bytes a pointer argument spans, for reset_to_zero and restore_value; 0 when unknown.
 std::size_t extent_of(const Arg& a) {
   if (a.kind != ArgKind::pointer) return 0;
@@ -187,7 +190,7 @@ std::size_t Autotune::choose(Resolution& r, TrialMaker& function) const {
   for (const Arg& a : key) hash = hash_constexpr(hash, a);
   for (const TuningEntry* entry : r.state.tunings[layer_].entries()) {
     if (entry->hash != hash || entry->key.size() != key.size()) continue;
-    if (std::equal(key.begin(), key.end(), entry->key.begin(), same_value)) {
+    if (std::equal(key.begin(), key.end(), entry->key.begin(), same_key_value)) {
       r.keyed = true;
       return entry->config;
     }
@@ -238,7 +241,8 @@ std::size_t Autotune::tune(std::vector<Arg> key, std::uint64_t hash, Resolution&
     GilReleased unlocked;
     std::lock_guard lock(r.state.mutex);
     for (const TuningEntry* entry : r.state.tunings[layer_].entries()) {
-      if (entry->hash == hash && std::equal(key.begin(), key.end(), entry->key.begin(), entry->key.end(), same_value)) {
+      if (entry->hash == hash &&
+          std::equal(key.begin(), key.end(), entry->key.begin(), entry->key.end(), same_key_value)) {
         return entry->config;
       }
     }
