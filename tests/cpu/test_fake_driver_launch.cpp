@@ -232,15 +232,13 @@ TEST_F(FakeDriverLaunch, APointerAndADescriptorForOneParameterAreTwoKernels) {
   EXPECT_NE(fn.artifact_for(grid(1), p, out, 16)->metadata.hash, fn.artifact_for(grid(1), d, out, 16)->metadata.hash);
 }
 
-// Launches matmul_tma_tuned-like kernels (descriptor_kernels.py) with descriptors of a
-// placeholder block shape, as Triton's persistent-matmul tutorial passes them: each config by
-// choice, then tuned; the maps launched must have the tiles of the config that ran.
 struct MatmulDescriptors {
   TensorDescriptor a, b, c;
 };
 
 // A 128 x 256, B 256 x 128 and C 128 x 128 (fp16, row-major), with the block shape [1, 1] that
-// the tutorial (and FlagGems) give descriptors before a config's hook sets their tiles.
+// Triton's persistent-matmul tutorial (and FlagGems) give descriptors before a config's hook
+// sets their tiles.
 MatmulDescriptors placeholder_matmul_descriptors() {
   const std::int64_t placeholder[] = {1, 1}, a_shape[] = {128, 256}, b_shape[] = {256, 128}, c_shape[] = {128, 128};
   const std::int64_t a_strides[] = {256, 1}, n_strides[] = {128, 1};
@@ -249,6 +247,8 @@ MatmulDescriptors placeholder_matmul_descriptors() {
           TensorDescriptor::make(g_c_data, DType::fp16, c_shape, n_strides, placeholder)};
 }
 
+// Launches matmul_tma_tuned-like kernels (descriptor_kernels.py) with those descriptors: each
+// config by choice, then tuned; the maps launched must have the tiles of the config that ran.
 void expect_tiles_of_the_config_that_ran(JitFunction& fn, const FakeCudaApi& fake) {
   const auto [a, b, c] = placeholder_matmul_descriptors();
   LaunchConfig config;
