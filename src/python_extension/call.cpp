@@ -198,10 +198,12 @@ PyObject* result_for(KernelObject* k, const Artifact& artifact, const Binding& b
   if (found->tuned != nullptr) {
     const Ref tuned(Py_NewRef(found->tuned));
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(tuned.get()); ++i) {
-      PyObject* pair = PyTuple_GET_ITEM(tuned.get(), i);
-      if (PyObject_SetAttr(PyTuple_GET_ITEM(pair, 0), state().s_best_config, PyTuple_GET_ITEM(pair, 1)) < 0) {
-        return nullptr;
-      }
+      PyObject* tuner = PyTuple_GET_ITEM(PyTuple_GET_ITEM(tuned.get(), i), 0);
+      PyObject* config = PyTuple_GET_ITEM(PyTuple_GET_ITEM(tuned.get(), i), 1);
+      // Set where it is another object: a tuner's attribute written costs several times its read.
+      Ref current(PyObject_GetAttr(tuner, state().s_best_config));
+      if (!current) PyErr_Clear();
+      if (current.get() != config && PyObject_SetAttr(tuner, state().s_best_config, config) < 0) return nullptr;
     }
   }
   return object.release();

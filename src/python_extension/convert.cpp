@@ -81,6 +81,25 @@ PyObject* optional_attr(PyObject* object, PyObject* name) {
   return value;
 }
 
+// Whether `descriptor` asks to round fp32 to tf32. The field, where a Triton has it (3.9), is a
+// dataclass field with a default, so a class attribute: a type without one (Triton 3.6's) is
+// not asked per descriptor (the lookup that fails costs about 450 instructions). The last
+// type seen is kept, with its answer.
+bool rounds_to_tf32(PyObject* descriptor) {
+  State& s = state();
+  PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(descriptor));
+  if (type != s.tf32_checked_type) {
+    Ref field(optional_attr(type, s.s_round_f32_to_tf32));
+    Py_XSETREF(s.tf32_checked_type, Py_NewRef(type));
+    s.tf32_field = field.get() != nullptr;
+  }
+  if (!s.tf32_field) return false;
+  Ref tf32(optional_attr(descriptor, s.s_round_f32_to_tf32));
+  const bool rounds = tf32 && PyObject_IsTrue(tf32.get()) != 0;
+  PyErr_Clear();
+  return rounds;
+}
+
 // Up to TensorDescriptor::kMaxRank integers of `object.<name>` (a list, tuple or torch.Size).
 bool read_dims(PyObject* object, PyObject* name, std::int64_t* out, std::size_t& count) {
   Ref value(PyObject_GetAttr(object, name));
@@ -161,14 +180,11 @@ const char* descriptor_arg(PyObject* object, bool gluon, Arg& arg, CallStorage& 
     PyErr_Clear();
     return "a tensor descriptor whose padding is not a string";
   }
-  const bool nan = PyUnicode_CompareWithASCIIString(padding.get(), "nan") == 0;
-  // Triton 3.9's descriptors may round fp32 to tf32, which tritonrt's do not (older ones have
-  // no such field: asked without making an AttributeError, which was half of a descriptor's cost).
-  Ref tf32(optional_attr(object, s.s_round_f32_to_tf32));
-  if (tf32 && PyObject_IsTrue(tf32.get()) != 0) {
-    PyErr_Clear();
-    return "a tensor descriptor that rounds fp32 to tf32";
-  }
+  // The class's own "zero" and "nan" are the interned strings: compared by identity first.
+  const bool nan = padding.get() == s.s_nan ||
+                   (padding.get() != s.s_zero && PyUnicode_CompareWithASCIIString(padding.get(), "nan") == 0);
+  // Triton 3.9's descriptors may round fp32 to tf32, which tritonrt's do not.
+  if (rounds_to_tf32(object)) return "a tensor descriptor that rounds fp32 to tf32";
   NvmmaSharedLayout layout;
   if (gluon) {
     if (const char* problem = gluon_layout(object, ranks[0], layout)) return problem;

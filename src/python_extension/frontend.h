@@ -77,6 +77,8 @@ struct State {
   PyObject* descriptor_type = nullptr;        ///< triton.tools.tensor_descriptor.TensorDescriptor
   PyObject* gluon_descriptor_type = nullptr;  ///< triton.experimental.gluon.nvidia.hopper.TensorDescriptor
   PyObject* compiler_namespace = nullptr;     ///< vars(torch.compiler), whose _is_compiling_flag is_compiling() reads
+  PyObject* tf32_checked_type = nullptr;      ///< the descriptor type rounds_to_tf32 last asked about
+  bool tf32_field = false;                    ///< whether that type has a round_f32_to_tf32 field
   const TorchApi* torch = nullptr;
   const detail::FrontEndApi* core = nullptr;  ///< the core's contract with this module, checked at import
   /// dtype objects by identity: torch's and triton.language's for pointers, the latter as constexprs.
@@ -87,8 +89,12 @@ struct State {
   PyObject *s_get_current_device, *s_get_current_stream, *s_kernel_attr, *s_best_config;
   PyObject *s_launcher_kernel, *s_getitem, *s_is_compiling_flag;
   PyObject *s_base, *s_shape, *s_strides, *s_block_shape, *s_padding, *s_round_f32_to_tf32, *s_layout, *s_cga_layout;
+  PyObject *s_zero, *s_nan;
 };
-State& state();
+/// The module's one State, made when the module's library is loaded: read for every argument,
+/// so not behind a function-local static's guard.
+extern State the_state;
+inline State& state() { return the_state; }
 
 /// A type object with every slot empty, to fill in before PyType_Ready.
 inline PyTypeObject blank_type() {

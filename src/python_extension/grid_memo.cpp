@@ -62,6 +62,17 @@ PyObject* global(PyFunctionObject* f, PyObject* name) {
   return found;
 }
 
+// at.name, a new reference or null. A plain module's attribute whose name the module type
+// does not define (`triton.cdiv`) is read from its dict, which is what module_getattro finds
+// there after looking the name up on the type first.
+PyObject* attribute(PyObject* at, PyObject* name, bool in_module_dict) {
+  if (in_module_dict && PyModule_CheckExact(at)) {
+    if (PyObject* found = PyDict_GetItemWithError(PyModule_GetDict(at), name)) return Py_NewRef(found);
+    if (PyErr_Occurred()) return nullptr;
+  }
+  return PyObject_GetAttr(at, name);
+}
+
 }  // namespace
 
 bool GridKey::operator==(const GridKey& other) const noexcept {
@@ -122,11 +133,13 @@ bool GridMemo::of(Plan& plan, PyObject* grid, GridMemo*& out) {
       PyErr_Clear();
       return true;
     }
-    Check& check = made->checks_.emplace_back(Check{Py_NewRef(name), {}, {}});
+    Check& check = made->checks_.emplace_back(Check{Py_NewRef(name), {}, {}, {}});
     for (Py_ssize_t a = 0; a < PyTuple_GET_SIZE(attributes); ++a) {
       PyObject* attribute = PyTuple_GET_ITEM(attributes, a);
       const bool code = PyUnicode_Check(attribute) && PyUnicode_CompareWithASCIIString(attribute, "__code__") == 0;
       check.attributes.push_back(code ? nullptr : Py_NewRef(attribute));
+      const int module_own = code ? 1 : PyObject_HasAttr(reinterpret_cast<PyObject*>(&PyModule_Type), attribute);
+      check.in_module_dict.push_back(module_own == 0);
     }
     for (Py_ssize_t a = 0; a < PyTuple_GET_SIZE(expected); ++a) {
       PyObject* step = PyTuple_GET_ITEM(expected, a);
@@ -173,7 +186,7 @@ bool GridMemo::key(PyObject* grid, std::span<PyObject* const> meta, GridKey& out
         at = PyFunction_Check(at) ? PyFunction_GET_CODE(at) : nullptr;
         continue;
       }
-      held = Ref(PyObject_GetAttr(at, c.attributes[step]));
+      held = Ref(attribute(at, c.attributes[step], c.in_module_dict[step]));
       at = held.get();
     }
   }

@@ -54,6 +54,8 @@ class GridMemo {
   struct Check {
     PyObject* name;                     ///< a global name
     std::vector<PyObject*> attributes;  ///< read in turn from what it names (null: a function's __code__)
+    /// Per attribute: a name the module type does not define, so a module's dict answers it.
+    std::vector<bool> in_module_dict;
     /// The object each step must reach, from the name's on (null: any).
     std::vector<PyObject*> expected;
   };

@@ -10,10 +10,7 @@
 
 namespace tritonrt::frontend {
 
-State& state() {
-  static State s;
-  return s;
-}
+State the_state;
 
 namespace {
 
@@ -213,7 +210,8 @@ PyMODINIT_FUNC PyInit__frontend() {
       !intern(s.s_is_compiling_flag, "_is_compiling_flag") || !intern(s.s_base, "base") ||
       !intern(s.s_shape, "shape") || !intern(s.s_strides, "strides") || !intern(s.s_block_shape, "block_shape") ||
       !intern(s.s_padding, "padding") || !intern(s.s_round_f32_to_tf32, "round_f32_to_tf32") ||
-      !intern(s.s_layout, "layout") || !intern(s.s_cga_layout, "cga_layout")) {
+      !intern(s.s_layout, "layout") || !intern(s.s_cga_layout, "cga_layout") || !intern(s.s_zero, "zero") ||
+      !intern(s.s_nan, "nan")) {
     return nullptr;
   }
   for (PyTypeObject* type : {&KernelType, &BoundType, &RoutedRunType, &RoutedGetitemType}) {

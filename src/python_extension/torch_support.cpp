@@ -18,8 +18,14 @@
 namespace tritonrt::frontend {
 namespace {
 
+// A tensor is an instance of torch.Tensor or of a subclass, checked by type alone: torch's own
+// THPVariable_Check asks isinstance(), which for anything else (a descriptor, a str, a dtype)
+// calls the metaclass's __instancecheck__ (about a thousand instructions each) and would take
+// an object whose __class__ merely names Tensor, which cannot be unpacked as one.
 int tensor(PyObject* object, Arg& arg) {
-  if (!THPVariable_Check(object)) return 0;
+  if (THPVariableClass == nullptr || !PyObject_TypeCheck(object, reinterpret_cast<PyTypeObject*>(THPVariableClass))) {
+    return 0;
+  }
   const at::Tensor& t = THPVariable_Unpack(object);
   if (!t.defined() || !t.is_cuda()) return -1;
   const auto dtype = torch::to_dtype(t.scalar_type());

@@ -738,6 +738,71 @@ def test_a_decorator_class_with_its_own_run_keeps_it_under_install(rt, recording
     assert K.counted_kernel.best_config is K.counted_kernel.configs[0]
 
 
+def test_a_tuners_best_config_is_set_again_after_the_caller_changed_it(rt, recording, slow_kernels):
+    """Triton's Autotuner.run sets best_config on every call; tritonrt writes it only where it
+    is not already that config, so a value the caller put there is replaced by the next launch."""
+    from triton_reference import forget_tuning
+    forget_tuning(K.tuned_kernel)
+    launcher = rt.launcher(K.tuned_kernel)
+    launcher[(1, )](pointer(), pointer(), 3000)  # tunes
+    chosen = K.tuned_kernel.best_config
+    K.tuned_kernel.best_config = None
+    launcher[(1, )](pointer(), pointer(), 3000)
+    assert chosen is not None and K.tuned_kernel.best_config is chosen
+    del K.tuned_kernel.best_config
+    launcher[(1, )](pointer(), pointer(), 3000)
+    assert K.tuned_kernel.best_config is chosen
+
+
+def test_an_object_whose_class_names_tensor_is_read_through_its_data_ptr(rt, recording):
+    """isinstance() believes an object whose __class__ says torch.Tensor; tritonrt reads a
+    tensor's storage only where the object's type is torch.Tensor's or a subclass's, and reads
+    such a stand-in as any other object with data_ptr() and dtype."""
+    torch = pytest.importorskip("torch")
+
+    class NamesTensor(HostPointer):
+
+        @property
+        def __class__(self):
+            return torch.Tensor
+
+    named = NamesTensor(0x50000, "float32")
+    assert isinstance(named, torch.Tensor)
+    rt.launcher(K.add_kernel)[(1, )](named, pointer(0x60000), pointer(0x70000), 8)
+    launch = stand_in_driver.last_launch()
+    assert launch.name.decode().startswith("add_kernel")
+    assert [int.from_bytes(p, "little") for p in launch.parameters()[:3]] == [0x50000, 0x60000, 0x70000]
+
+
+def test_a_descriptor_that_rounds_fp32_to_tf32_goes_to_triton(rt, recording, caplog):
+    """Triton 3.9's descriptors may ask to round fp32 to tf32, which tritonrt's descriptors do
+    not: such a call goes to Triton's path, saying why; the same kernel's descriptors that do
+    not ask (of the same type, or of Triton's own) launch through tritonrt before and after."""
+    import dataclasses
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    @dataclasses.dataclass
+    class Rounding(TensorDescriptor):
+        round_f32_to_tf32: bool = False
+
+    def rounding(address, rounds):
+        return Rounding(pointer(address, "float16"), [64, 128], [128, 1], [32, 64], "zero", rounds)
+
+    launcher = rt.launcher(D.scale_2d)
+    with caplog.at_level(logging.WARNING, logger="tritonrt"):
+        for given, through_tritonrt in [((descriptor(0x10000), descriptor(0x20000)), True),
+                                        ((rounding(0x10000, False), rounding(0x20000, False)), True),
+                                        ((rounding(0x10000, True), descriptor(0x20000)), False),
+                                        ((descriptor(0x10000), rounding(0x20000, True)), False),
+                                        ((descriptor(0x10000), descriptor(0x20000)), True)]:
+            fake, recorded = fake_launches(), len(recording.launches)
+            launcher[(2, 2)](*given, 2.0, BLOCK_M=32, BLOCK_N=64)
+            assert (fake_launches(), len(recording.launches)) == ((fake + 1, recorded) if through_tritonrt else
+                                                                  (fake, recorded + 1))
+    messages = [r.getMessage() for r in caplog.records if r.name == "tritonrt"]
+    assert len(messages) == 1 and "a tensor descriptor that rounds fp32 to tf32" in messages[0]
+
+
 def test_a_fallback_is_logged_once_per_kernel_with_its_reason(rt, recording, caplog):
     from triton import knobs
     hook = lambda metadata: None  # noqa: E731
