@@ -14,6 +14,9 @@
 namespace tritonrt {
 
 struct KernelSignature;
+namespace detail {
+class ParamNames;
+}
 
 /// Number of programs along each axis (Triton's grid). A zero dimension launches nothing.
 struct Grid {
@@ -27,6 +30,9 @@ struct Grid {
 class BoundArgs {
  public:
   BoundArgs(const KernelSignature& signature, std::span<const Arg> values) : signature_(signature), values_(values) {}
+  /// The same with the kernel's name index (the library's own launches make these).
+  BoundArgs(const KernelSignature& signature, std::span<const Arg> values, const detail::ParamNames* names)
+      : signature_(signature), values_(values), names_(names) {}
   /// The argument of parameter `name`; throws ArgumentError when there is none.
   const Arg& operator[](std::string_view name) const;
   /// Every parameter's argument, in the kernel's parameter order.
@@ -37,6 +43,7 @@ class BoundArgs {
  private:
   const KernelSignature& signature_;
   std::span<const Arg> values_;
+  const detail::ParamNames* names_ = nullptr;
 };
 
 /// How to launch: grid (fixed, or computed from the call's arguments), stream and options.

@@ -1,5 +1,6 @@
 #include "tritonrt/tensor_descriptor.h"
 
+#include <bit>
 #include <cstdint>
 #include <string_view>
 
@@ -8,8 +9,8 @@
 namespace tritonrt {
 namespace {
 
-// Triton's limit on a block's elements (TRITON_MAX_TENSOR_NUMEL).
-constexpr std::int64_t kMaxBlockElements = 1048576;
+// Triton's limit on a block's elements (TRITON_MAX_TENSOR_NUMEL, 1048576): 2 to this.
+constexpr int kMaxBlockExponent = 20;
 
 bool is_floating_point(DType t) noexcept {
   const std::string_view name = to_string(t);
@@ -17,18 +18,20 @@ bool is_floating_point(DType t) noexcept {
 }
 
 void check_block_shape(std::span<const std::int64_t> block) {
-  std::int64_t elements = 1;
+  // Each size a power of 2, so the block's elements are 2 to the sum of their exponents (no
+  // multiplication that could overflow: a config hook's block shape is checked on every
+  // launch that applies it).
+  int exponents = 0;
   for (std::size_t i = 0; i < block.size(); ++i) {
     const std::int64_t b = block[i];
     if (b <= 0 || (b & (b - 1)) != 0) {
       detail::raise<ArgumentError>({}, "tensor descriptor: block shape element {} is {}, not a power of 2", i, b);
     }
-    // elements * b over the limit, or past int64 (no division: a config hook's block shape is
-    // checked on every launch that applies it).
-    if (__builtin_mul_overflow(elements, b, &elements) || elements > kMaxBlockElements) {
-      detail::raise<ArgumentError>({}, "tensor descriptor: the block shape has more than {} elements (Triton's limit)",
-                                   kMaxBlockElements);
-    }
+    exponents += std::countr_zero(static_cast<std::uint64_t>(b));
+  }
+  if (exponents > kMaxBlockExponent) {
+    detail::raise<ArgumentError>({}, "tensor descriptor: the block shape has more than {} elements (Triton's limit)",
+                                 std::int64_t{1} << kMaxBlockExponent);
   }
 }
 

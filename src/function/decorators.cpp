@@ -301,7 +301,7 @@ std::vector<detail::MadeTrial> JitFunction::Impl::trials(std::size_t layer, std:
       const std::span<const Arg> args(c->args.data(), param_count);
       prepare(kernel.signature, args, key, c->frame);
       c->entry = find(ctx, key, c->frame);
-      c->grid = r.launch->grid_fn ? r.launch->grid_fn(BoundArgs(kernel.signature, args)) : r.launch->grid;
+      c->grid = r.launch->grid_fn ? r.launch->grid_fn(BoundArgs(kernel.signature, args, &names)) : r.launch->grid;
       c->stream = r.launch->stream;
       c->kernel_name = kernel.signature.name;
       if (c->entry == nullptr) {

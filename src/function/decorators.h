@@ -66,7 +66,16 @@ struct ResolvedCall {
   std::ptrdiff_t chosen = -1;              ///< the caller's autotune config (LaunchConfig), or -1
   OptionsKey caller_options{CompileOptions{}};
   std::vector<ArgKind> kinds;              ///< of each passed argument
-  MemoEntry reads;                         ///< what the answers read of passed arguments (reads only)
+  /// What the answers read of passed arguments: the values of integers and booleans (most of
+  /// a tuner's key and of what hooks read) as (parameter, kind, bits), checked in one tight
+  /// loop; every other read in `reads` (reads only).
+  struct IntegerRead {
+    std::uint32_t param;
+    ArgKind kind;
+    std::uint64_t bits;
+  };
+  std::vector<IntegerRead> integer_reads;
+  MemoEntry reads;
   std::vector<std::pair<std::size_t, Arg>> values;  ///< each parameter not passed, as resolved
   BlockShapeChanges changes;               ///< passed descriptors' block shapes as the hooks left them
   CompileOptions options;                  ///< as the decorators resolved them

@@ -23,7 +23,7 @@ const Artifact& JitFunction::launch_artifact(const LaunchConfig& config, std::sp
     entry = impl_->find_or_load(config.options, ctx, options, given, call);
   }
   call.context = context != nullptr ? context : call.context;
-  const Grid grid = config.grid_fn ? config.grid_fn(BoundArgs(signature_, call.args)) : config.grid;
+  const Grid grid = config.grid_fn ? config.grid_fn(BoundArgs(signature_, call.args, &impl_->names)) : config.grid;
   detail::launch_kernel(entry->kernel, call.context->device, grid, call.kernel_params, call.kernel_param_count,
                         config.stream, signature_.name);
   return *entry->kernel.artifact;
@@ -52,7 +52,7 @@ const Artifact& JitFunction::launch_decorated(const LaunchConfig& config, std::s
     entry = impl_->find_or_load(resolved, ctx, options, args, call);
   }
   call.context = &context;
-  const Grid grid = config.grid_fn ? config.grid_fn(BoundArgs(signature_, call.args)) : config.grid;
+  const Grid grid = config.grid_fn ? config.grid_fn(BoundArgs(signature_, call.args, &impl_->names)) : config.grid;
   detail::launch_kernel(entry->kernel, call.context->device, grid, call.kernel_params, call.kernel_param_count,
                         config.stream, signature_.name);
   return *entry->kernel.artifact;

@@ -67,6 +67,7 @@ JitFunction::JitFunction(std::string_view source, std::string_view name, bool li
   impl_->kernel = live ? detail::live_kernel_description(source, name) : detail::kernel_description(source, name);
   impl_->triton_rules = impl_->kernel.rules.get();
   impl_->param_count = impl_->kernel.signature.params.size();
+  impl_->names = detail::ParamNames(impl_->kernel.signature);
   signature_ = impl_->kernel.signature;
   std::size_t heuristics = 0;
   for (const auto& layer : impl_->kernel.layers) heuristics += layer.heuristic_names.size();

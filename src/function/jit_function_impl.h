@@ -20,6 +20,7 @@
 #include "compiler/compiler.h"
 #include "function/autotune.h"
 #include "function/decorators.h"
+#include "function/param_names.h"
 #include "launch/context.h"
 #include "launch/kernel_table.h"
 #include "launch/launcher.h"
@@ -75,6 +76,7 @@ struct [[gnu::visibility("hidden")]] JitFunction::Impl final : detail::TrialMake
   detail::KernelDescription kernel;
   const detail::SpecializationRules* triton_rules = nullptr;
   std::size_t param_count = 0;
+  detail::ParamNames names;  ///< kernel.signature's, for the BoundArgs of grid functions
 
   // Compile cache: one entry per (target, options, specialization); concurrent first
   // calls with the same key wait for the one compilation.

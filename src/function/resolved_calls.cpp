@@ -11,6 +11,19 @@
 
 namespace tritonrt::detail {
 
+namespace {
+
+bool same_integers(std::span<const ResolvedCall::IntegerRead> reads, const Arg* args) {
+  bool same = true;
+  for (const auto& read : reads) {
+    const Arg& a = args[read.param];
+    same &= (a.kind == read.kind) & (a.value.u == read.bits);
+  }
+  return same;
+}
+
+}  // namespace
+
 bool recall(std::span<const Arg> given, Resolution& r) {
   const auto calls = r.state.resolved.entries();
   const auto& params = r.kernel.call_params;
@@ -26,7 +39,7 @@ bool recall(std::span<const Arg> given, Resolution& r) {
     // Its reads are of passed arguments only, bound above.
     if (c->given != n || c->chosen != r.launch->autotune_config || !(c->caller_options == caller) ||
         (n != 0 && std::memcmp(c->kinds.data(), kinds, n * sizeof(ArgKind)) != 0) ||
-        !still_reads(c->reads, r.args, r.device)) {
+        !same_integers(c->integer_reads, r.args) || !still_reads(c->reads, r.args, r.device)) {
       continue;
     }
     r.count = r.kernel.signature.params.size();
@@ -51,16 +64,24 @@ void remember(std::span<const Arg> given, const Resolution& r) {
   // What the answers read of passed arguments. Their reads of other parameters are of values
   // the call's form and earlier answers fixed.
   auto& reads = call->reads.reads;
+  const auto add = [&](const MemoEntry::Read& read) {
+    const ArgKind kind = read.found.kind;
+    if (read.facet == Facet::value && (kind == ArgKind::sint || kind == ArgKind::uint || kind == ArgKind::boolean)) {
+      call->integer_reads.push_back({static_cast<std::uint32_t>(read.param), kind, read.found.value.u});
+    } else {
+      reads.push_back(read);
+    }
+  };
   for (std::size_t e = 0; e < r.recalled_count; ++e) {
     for (const auto& read : r.recalled[e]->reads) {
-      if (passed[read.param] != nullptr) reads.push_back(read);
+      if (passed[read.param] != nullptr) add(read);
     }
   }
   if (r.keyed) {
     // A tuner's key: the values of its key parameters, then every pointer's dtype.
     for (const auto& layer : r.kernel.layers) {
       for (const std::size_t k : layer.keys) {
-        if (passed[k] != nullptr) reads.push_back({k, Facet::value, kept(*passed[k], call->reads.strings), {}});
+        if (passed[k] != nullptr) add({k, Facet::value, kept(*passed[k], call->reads.strings), {}});
       }
     }
     for (std::size_t i = 0; i < given.size(); ++i) {

@@ -194,10 +194,15 @@ struct ExpandedParams {
         w[used] = value;  // the kernel reads its low bytes (i32, i1): little-endian
         params[count++] = &w[used++];
       };
-      std::int64_t shape[TensorDescriptor::kMaxRank];
-      std::copy(d.shape().begin(), d.shape().end(), shape);
+      // The descriptor's own sizes, unless an fp4-padded map counts the last one twice.
+      const std::int64_t* shape = d.shape().data();
+      std::int64_t padded[TensorDescriptor::kMaxRank];
       if (p.tma != nullptr) {
-        if (p.tma->fp4_padded) shape[p.rank - 1] *= 2;
+        if (p.tma->fp4_padded) [[unlikely]] {
+          for (int j = 0; j < p.rank; ++j) padded[j] = shape[j];
+          padded[p.rank - 1] *= 2;
+          shape = padded;
+        }
         if (encoded == nullptr) encoded = thread_encoded_maps();
         const std::span<const std::int64_t> sizes(shape, p.rank);
         const CUtensorMap* map = encoded->find(d, *p.tma, sizes);

@@ -100,6 +100,19 @@ bool rounds_to_tf32(PyObject* descriptor) {
   return rounds;
 }
 
+// An int's value as PyLong_AsLongLong reads it (false with an error set where it has none);
+// from Python 3.12 an exact int that fits one digit is read directly.
+bool small_integer(PyObject* object, std::int64_t& out) {
+#if PY_VERSION_HEX >= 0x030C0000
+  if (PyLong_CheckExact(object) && PyUnstable_Long_IsCompact(reinterpret_cast<PyLongObject*>(object))) {
+    out = PyUnstable_Long_CompactValue(reinterpret_cast<PyLongObject*>(object));
+    return true;
+  }
+#endif
+  out = PyLong_AsLongLong(object);
+  return !(out == -1 && PyErr_Occurred());
+}
+
 // Up to TensorDescriptor::kMaxRank integers of `object.<name>` (a list, tuple or torch.Size).
 bool read_dims(PyObject* object, PyObject* name, std::int64_t* out, std::size_t& count) {
   Ref value(PyObject_GetAttr(object, name));
@@ -111,8 +124,7 @@ bool read_dims(PyObject* object, PyObject* name, std::int64_t* out, std::size_t&
   const Py_ssize_t size = PySequence_Fast_GET_SIZE(items.get());
   if (size > TensorDescriptor::kMaxRank) return false;
   for (Py_ssize_t i = 0; i < size; ++i) {
-    out[i] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(items.get(), i));
-    if (out[i] == -1 && PyErr_Occurred()) {
+    if (!small_integer(PySequence_Fast_GET_ITEM(items.get(), i), out[i])) {
       PyErr_Clear();
       return false;
     }
@@ -206,6 +218,13 @@ const char* descriptor_arg(PyObject* object, bool gluon, Arg& arg, CallStorage& 
 
 // An exact int: signed where it fits 64 bits, else unsigned where it fits those.
 const char* integer_arg(PyObject* object, Arg& arg) {
+#if PY_VERSION_HEX >= 0x030C0000
+  if (PyUnstable_Long_IsCompact(reinterpret_cast<PyLongObject*>(object))) {
+    arg.kind = ArgKind::sint;
+    arg.value.i = PyUnstable_Long_CompactValue(reinterpret_cast<PyLongObject*>(object));
+    return nullptr;
+  }
+#endif
   int overflow = 0;
   const long long value = PyLong_AsLongLongAndOverflow(object, &overflow);
   if (overflow == 0) {

@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 
+#include "function/param_names.h"
 #include "reference.h"
 
 namespace tritonrt::test {
@@ -35,6 +36,42 @@ std::string chain(const JitFunction& fn) {
     if (d.kind != Kind::wrapper) text += ")";
   }
   return text;
+}
+
+// A grid function's and a hook's a.integer("BLOCK_M") go through the kernel's name index:
+// names alike in length and in their first and last bytes, short and long ones, all found
+// where the scan of the signature finds them; a name the kernel lacks is an ArgumentError.
+TEST(Decorators, BoundArgsFindEachParameterThroughTheNameIndex) {
+  KernelSignature sig;
+  sig.name = "k";
+  const std::vector<std::string> all = {"a",         "b",         "ab",      "ba",      "x_ptr",    "y_ptr",
+                                        "stride_am", "stride_ak", "stride_bk", "BLOCK_M", "BLOCK_N", "BLOCK_K",
+                                        "a_desc",    "b_desc",    "c_desc",    "abcdefgh", "abcdefgXh",
+                                        "a_rather_long_parameter_name", "a_rather_long_parameter_nime", ""};
+  for (const auto& name : all) sig.params.push_back(ParamInfo{.name = name});
+  std::vector<Arg> values;
+  for (std::size_t i = 0; i < sig.params.size(); ++i) values.push_back(make_arg(static_cast<std::int64_t>(i * 7)));
+  const detail::ParamNames names(sig);
+  const BoundArgs indexed(sig, values, &names), scanned(sig, values);
+  for (std::size_t i = 0; i < sig.params.size(); ++i) {
+    const std::string& name = sig.params[i].name;
+    EXPECT_EQ(names.find(name), i) << name;
+    EXPECT_EQ(&indexed[name], &values[i]) << name;
+    EXPECT_EQ(indexed.integer(name), scanned.integer(name)) << name;
+  }
+  for (const char* missing : {"c", "BLOCK_X", "stride_an", "abcdefgYh", "a_rather_long_parameter_nome", "BLOCK_M "}) {
+    EXPECT_EQ(names.find(missing), detail::ParamNames::npos) << missing;
+    try {
+      (void)indexed.integer(missing);
+      ADD_FAILURE() << missing << " was found";
+    } catch (const ArgumentError& e) {
+      EXPECT_NE(std::string(e.what()).find("has no parameter '" + std::string(missing) + "'"), std::string::npos);
+    }
+  }
+  // Fewer values than parameters (a BoundArgs over a prefix): a later name is not read past them.
+  const BoundArgs prefix(sig, std::span<const Arg>(values.data(), 3), &names);
+  EXPECT_EQ(prefix.integer("ab"), 14);
+  EXPECT_THROW((void)prefix["BLOCK_M"], ArgumentError);
 }
 
 TEST(Decorators, ChainsAreRecordedOutermostFirst) {

@@ -803,6 +803,40 @@ def test_a_descriptor_that_rounds_fp32_to_tf32_goes_to_triton(rt, recording, cap
     assert len(messages) == 1 and "a tensor descriptor that rounds fp32 to tf32" in messages[0]
 
 
+def test_a_descriptor_field_its_class_makes_a_property_is_read_through_it(rt, recording):
+    """A descriptor class may make a field a property over what its __init__ stored: tritonrt
+    reads the field as Python does, through the property, from the start for a class that has
+    one and from the next call for a class given one after a launch (so that no shortcut in
+    how a class's fields are read outlives a change to the class)."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    def halving(self):  # the block shape kept in __dict__, halved
+        return [b // 2 for b in self.__dict__["block_shape"]]
+
+    def keep(self, value):
+        self.__dict__["block_shape"] = value
+
+    class Halved(TensorDescriptor):
+        block_shape = property(halving, keep)
+
+    class LaterHalved(TensorDescriptor):
+        pass
+
+    def tiles(cls):
+        given = [cls(pointer(0x10000 * (i + 1), "float16"), [64, 128], [128, 1], [32, 64]) for i in range(2)]
+        fake = fake_launches()
+        result = rt.launcher(D.scale_2d)[(2, 2)](*given, 2.0, BLOCK_M=16, BLOCK_N=32)
+        assert fake_launches() == fake + 1
+        return [tuple(m["block_size"]) for m in result.metadata.tensordesc_meta]
+
+    assert tiles(TensorDescriptor) == [(32, 64), (32, 64)]
+    assert tiles(Halved) == [(16, 32), (16, 32)]
+    assert tiles(LaterHalved) == [(32, 64), (32, 64)]
+    LaterHalved.block_shape = property(halving, keep)
+    assert tiles(LaterHalved) == [(16, 32), (16, 32)]
+    assert tiles(TensorDescriptor) == [(32, 64), (32, 64)]
+
+
 def test_a_fallback_is_logged_once_per_kernel_with_its_reason(rt, recording, caplog):
     from triton import knobs
     hook = lambda metadata: None  # noqa: E731
