@@ -37,6 +37,9 @@ class BlockShapes {
  public:
   using Changes = std::vector<std::pair<std::size_t, std::vector<std::int64_t>>>;
   explicit BlockShapes(const KernelSignature& signature) : signature_(signature) {}
+  /// The same with the kernel's name index: what the library hands a C++ config hook.
+  BlockShapes(const KernelSignature& signature, const detail::ParamNames* names)
+      : signature_(signature), names_(names) {}
   /// This config's launch loads descriptor parameter `name` `block_shape` at a time (checked
   /// as TensorDescriptor::set_block_shape checks it); throws ArgumentError for an unknown name.
   void set(std::string_view name, std::span<const std::int64_t> block_shape);
@@ -48,6 +51,7 @@ class BlockShapes {
 
  private:
   const KernelSignature& signature_;
+  const detail::ParamNames* names_ = nullptr;
   Changes changes_;
 };
 

@@ -30,7 +30,8 @@ struct Grid {
 class BoundArgs {
  public:
   BoundArgs(const KernelSignature& signature, std::span<const Arg> values) : signature_(signature), values_(values) {}
-  /// The same with the kernel's name index (the library's own launches make these).
+  /// The same with the kernel's name index: what the library hands a grid function, a C++
+  /// heuristic or config hook, at a launch and at a tuning's trials.
   BoundArgs(const KernelSignature& signature, std::span<const Arg> values, const detail::ParamNames* names)
       : signature_(signature), values_(values), names_(names) {}
   /// The argument of parameter `name`; throws ArgumentError when there is none.

@@ -175,6 +175,7 @@ def _setup(make_result, subscripted):
             log_fallback=_log_fallback,
             make_result=make_result,
             kernel_for=_kernel_for,
+            base_kernel_for=_base_kernel_for,
             canonical_dtype=_canonical_dtype,
             grid_plan=_grids.plan,
             torch_check=_torch_driver,
@@ -315,19 +316,23 @@ def _defined_by(cls, name):
     return None
 
 
-def _unreproduced(target):
+def _unreproduced(target, from_base_run=False):
     """Why tritonrt cannot run the decorator stack `target` exactly as its own classes would
-    (install() then leaves the decorators to Python), or None where it can."""
+    (install() then leaves the decorators to Python), or None where it can. `from_base_run`:
+    the stack as its top layer's base class's run (Autotuner.run, Heuristics.run) runs it, that
+    layer's own run aside."""
     from triton.runtime.autotuner import Autotuner, Heuristics
     from triton.runtime.jit import JITFunction
     layer = target
-    for _ in range(64):
+    for depth in range(64):
         if isinstance(layer, JITFunction):
             return None
         cls, name = type(layer), _class_name(layer)
         if isinstance(layer, (Autotuner, Heuristics)):
-            base = Autotuner if isinstance(layer, Autotuner) else Heuristics
+            base = _base_class(layer)
             for method in _DECORATOR_METHODS:
+                if method == "run" and from_base_run and depth == 0:
+                    continue
                 if _defined_by(cls, method) is not _defined_by(base, method):
                     return f"{name} redefines {base.__name__}.{method}"
             if isinstance(layer, Autotuner) and getattr(layer, "_do_bench", None) is not None:
@@ -340,9 +345,16 @@ def _unreproduced(target):
     return None
 
 
-def _new_kernel(target, fallback_run, strict):
+def _base_class(layer):
+    """Triton's class a decorator layer is an instance of: Autotuner or Heuristics."""
+    from triton.runtime.autotuner import Autotuner, Heuristics
+    return Autotuner if isinstance(layer, Autotuner) else Heuristics
+
+
+def _new_kernel(target, fallback_run, strict, from_base_run=False):
     """The C++ Kernel for `target` (a JITFunction, or a stack of decorators over one). `strict`:
-    a stack tritonrt does not run exactly as its classes would is left to Python (install())."""
+    a stack tritonrt does not run exactly as its classes would is left to Python (install());
+    `from_base_run`: the Kernel of the stack as its top layer's base class's run runs it."""
     from triton.runtime.jit import JITFunction
     jit = _jit_inside(target)
     if jit is None:
@@ -353,8 +365,14 @@ def _new_kernel(target, fallback_run, strict):
     where = None
     if type(jit) is not JITFunction and not _is_gluon(jit):
         reason = f"it is a {type(jit).__name__}, which tritonrt does not compile"
-    elif strict and (why := _unreproduced(target)) is not None:
-        reason = f"{_DECORATORS_IN_PYTHON} ({why}); the kernel under them launches through tritonrt"
+    elif strict and (why := _unreproduced(target, from_base_run)) is not None:
+        below = why if from_base_run else _unreproduced(target, from_base_run=True)
+        if below is not None:
+            both = why if below == why else f"{why}, and {below}"
+            reason = f"{_DECORATORS_IN_PYTHON} ({both}); the kernel under them launches through tritonrt"
+        else:
+            reason = (f"{_DECORATORS_IN_PYTHON} ({why}); where it calls {_base_class(target).__name__}.run "
+                      "(super().run), the stack launches through tritonrt from there")
     else:
         where, reason = _locate(target, jit)
     source, name, unlisted = where if where is not None else (None, None, None)
@@ -364,7 +382,12 @@ def _new_kernel(target, fallback_run, strict):
 
 def _own_run(target):
     """Triton's (or the class's own) run of `target`, never one install() put in its place."""
-    run = type(target).run
+    return _own_run_of(type(target))
+
+
+def _own_run_of(cls):
+    """Triton's (or the class's own) run of class `cls`, never one install() put in its place."""
+    run = cls.run
     return run.__wrapped__ if isinstance(run, _frontend.RoutedRun) else run
 
 
@@ -381,6 +404,30 @@ def _kernel_for(target):
                 try:
                     target._tritonrt_kernel = kernel
                 except AttributeError:  # an object without a __dict__: a new Kernel each time
+                    pass
+    return kernel
+
+
+def _base_kernel_for(target):
+    """The Kernel that launches `target` where its base class's run (Autotuner.run or
+    Heuristics.run) is called for it from the run its own class defines, as `super().run(...)`
+    (fla's CachedAutotuner looks its configs up first, then calls it): what its own run did
+    before stays Python's, the stack from the base's run down launches through tritonrt where
+    the rest of it is Triton's. None where install()'s Kernel of `target` serves (its own run
+    is not what left it to Python). Made once and kept on `target`."""
+    kernel = getattr(target, "_tritonrt_base_kernel", _MISSING)
+    if kernel is _MISSING:
+        with _lock:
+            kernel = getattr(target, "_tritonrt_base_kernel", _MISSING)
+            if kernel is _MISSING:
+                whole = _kernel_for(target)
+                kernel = None
+                if whole is not None and whole.reason is not None and whole.reason.startswith(_DECORATORS_IN_PYTHON) \
+                        and _unreproduced(target, from_base_run=True) is None:
+                    kernel = _new_kernel(target, _own_run_of(_base_class(target)), strict=True, from_base_run=True)
+                try:
+                    target._tritonrt_base_kernel = kernel
+                except AttributeError:
                     pass
     return kernel
 

@@ -22,8 +22,8 @@ namespace tritonrt::detail {
 void Autotune::config_hook(std::size_t config, Resolution& r) const {
   if (r.has_cpp_config_hook()) {
     r.ran = true;
-    BlockShapes shapes(kernel_.signature);
-    (*r.cpp_config_hook)(BoundArgs(kernel_.signature, r.bound()), shapes);
+    BlockShapes shapes(kernel_.signature, r.names);
+    (*r.cpp_config_hook)(BoundArgs(kernel_.signature, r.bound(), r.names), shapes);
     r.reshape_descriptors(shapes.changes());
   } else if (kernel_.layers[layer_].configs[config].pre_hook) {
     // TRITONRT_MEMOIZE_HOOKS=off: every run in Python, as Triton runs them (for a hook whose

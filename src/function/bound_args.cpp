@@ -63,11 +63,14 @@ std::int64_t BoundArgs::integer(std::string_view name) const {
 }
 
 void BlockShapes::set(std::string_view name, std::span<const std::int64_t> block_shape) {
-  for (std::size_t i = 0; i < signature_.params.size(); ++i) {
-    if (signature_.params[i].name == name) {
-      changes_.emplace_back(i, std::vector<std::int64_t>(block_shape.begin(), block_shape.end()));
-      return;
-    }
+  const std::size_t n = signature_.params.size();
+  std::size_t i = names_ != nullptr ? names_->find(name) : 0;
+  if (names_ == nullptr) {
+    while (i < n && signature_.params[i].name != name) ++i;
+  }
+  if (i < n) {
+    changes_.emplace_back(i, std::vector<std::int64_t>(block_shape.begin(), block_shape.end()));
+    return;
   }
   detail::raise<ArgumentError>({signature_.name}, "has no parameter '{}' for a config hook to give a block shape",
                                name);

@@ -212,6 +212,7 @@ namespace tritonrt {
 void JitFunction::Impl::resolve(std::span<const Arg> given, detail::Resolution& r) {
   r.cpp_heuristics = &cpp_heuristics;
   r.cpp_config_hook = &cpp_config_hook;
+  r.names = &names;
   detail::bind_call(given, r);
   apply_layers(0, kernel.layers.size(), r);
   detail::fill_unset(r);

@@ -121,7 +121,8 @@ struct Resolution {
         passed_count(from.passed_count),
         launch(from.launch),
         cpp_heuristics(from.cpp_heuristics),
-        cpp_config_hook(from.cpp_config_hook) {
+        cpp_config_hook(from.cpp_config_hook),
+        names(from.names) {
     std::copy(from.passed, from.passed + from.count, passed);
     std::copy(from.order, from.order + from.passed_count, order);
   }
@@ -145,6 +146,7 @@ struct Resolution {
   std::list<TensorDescriptor> descriptors;
   const std::vector<CppHeuristic>* cpp_heuristics = nullptr;  ///< by heuristic number, over all layers
   const CppConfigHook* cpp_config_hook = nullptr;             ///< set: it runs, not the configs' pre_hooks
+  const ParamNames* names = nullptr;  ///< the kernel's, for the BoundArgs and BlockShapes of C++ heuristics and hooks
   /// What decided this call, for remember(): the memo entries whose answers it took, whether
   /// a tuner chose by its key; `ran` once anything answered otherwise (Python, a C++
   /// heuristic or hook, a tuning, a decorator overriding a passed argument).

@@ -67,7 +67,7 @@ Arg Heuristics::value(std::size_t index, Resolution& r) const {
   const std::size_t memo = first_ + index;
   if (r.cpp_heuristics != nullptr && (*r.cpp_heuristics)[memo]) {
     r.ran = true;
-    return (*r.cpp_heuristics)[memo](BoundArgs(kernel_.signature, r.bound()));
+    return (*r.cpp_heuristics)[memo](BoundArgs(kernel_.signature, r.bound(), r.names));
   }
   for (const MemoEntry* entry : r.state.memos[memo].entries()) {
     if (still_reads(*entry, r.args, r.device)) {

@@ -162,6 +162,7 @@ std::vector<ConfigArtifact> JitFunction::compile_configs_packed(const Target& ta
   detail::Resolution r(impl_->kernel, outer.data(), outer_options, *impl_->host_decorators, nullptr);
   r.cpp_heuristics = &impl_->cpp_heuristics;
   r.cpp_config_hook = &impl_->cpp_config_hook;
+  r.names = &impl_->names;
   detail::bind_call(given, r);
   impl_->apply_layers(0, layer, r);
   const detail::Autotune autotune(impl_->kernel, layer);

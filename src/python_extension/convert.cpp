@@ -100,15 +100,25 @@ bool rounds_to_tf32(PyObject* descriptor) {
   return rounds;
 }
 
-// An int's value as PyLong_AsLongLong reads it (false with an error set where it has none);
-// from Python 3.12 an exact int that fits one digit is read directly.
-bool small_integer(PyObject* object, std::int64_t& out) {
+// Whether an int (exact or not) fits one digit, read directly from Python 3.12 on; false
+// where it does not, or where this Python cannot tell.
+bool compact_value(PyObject* integer, std::int64_t& out) {
 #if PY_VERSION_HEX >= 0x030C0000
-  if (PyLong_CheckExact(object) && PyUnstable_Long_IsCompact(reinterpret_cast<PyLongObject*>(object))) {
-    out = PyUnstable_Long_CompactValue(reinterpret_cast<PyLongObject*>(object));
+  if (PyUnstable_Long_IsCompact(reinterpret_cast<PyLongObject*>(integer))) {
+    out = PyUnstable_Long_CompactValue(reinterpret_cast<PyLongObject*>(integer));
     return true;
   }
+#else
+  static_cast<void>(integer);
+  static_cast<void>(out);
 #endif
+  return false;
+}
+
+// An int's value as PyLong_AsLongLong reads it (false with an error set where it has none);
+// an exact int that fits one digit read directly.
+bool small_integer(PyObject* object, std::int64_t& out) {
+  if (PyLong_CheckExact(object) && compact_value(object, out)) return true;
   out = PyLong_AsLongLong(object);
   return !(out == -1 && PyErr_Occurred());
 }
@@ -218,13 +228,10 @@ const char* descriptor_arg(PyObject* object, bool gluon, Arg& arg, CallStorage& 
 
 // An exact int: signed where it fits 64 bits, else unsigned where it fits those.
 const char* integer_arg(PyObject* object, Arg& arg) {
-#if PY_VERSION_HEX >= 0x030C0000
-  if (PyUnstable_Long_IsCompact(reinterpret_cast<PyLongObject*>(object))) {
+  if (compact_value(object, arg.value.i)) {
     arg.kind = ArgKind::sint;
-    arg.value.i = PyUnstable_Long_CompactValue(reinterpret_cast<PyLongObject*>(object));
     return nullptr;
   }
-#endif
   int overflow = 0;
   const long long value = PyLong_AsLongLongAndOverflow(object, &overflow);
   if (overflow == 0) {

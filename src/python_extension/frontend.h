@@ -70,6 +70,7 @@ struct State {
   PyObject* log_fallback = nullptr;           ///< Python: log_fallback(kernel, reason)
   PyObject* make_result = nullptr;            ///< Python: (what a launch returns, its tuners' configs) for an artifact
   PyObject* kernel_for = nullptr;             ///< Python: the Kernel of a JITFunction (install())
+  PyObject* base_kernel_for = nullptr;        ///< Python: the Kernel of a decorator entered by super().run
   PyObject* canonical_dtype = nullptr;        ///< Python: Triton's name of a dtype object, or None
   PyObject* grid_plan = nullptr;              ///< Python: what a grid function reads, or None (_grids.plan)
   PyObject* tensor_type = nullptr;            ///< torch.Tensor, when torch is imported
@@ -87,7 +88,7 @@ struct State {
   // Interned names.
   PyObject *s_data_ptr, *s_dtype, *s_is_cuda, *s_grid, *s_warmup, *s_active, *s_private_active;
   PyObject *s_get_current_device, *s_get_current_stream, *s_kernel_attr, *s_best_config;
-  PyObject *s_launcher_kernel, *s_getitem, *s_is_compiling_flag;
+  PyObject *s_launcher_kernel, *s_getitem, *s_is_compiling_flag, *s_base_kernel_attr, *s_run;
   PyObject *s_base, *s_shape, *s_strides, *s_block_shape, *s_padding, *s_round_f32_to_tf32, *s_layout, *s_cga_layout;
   PyObject *s_zero, *s_nan;
 };

@@ -9,22 +9,36 @@
 namespace tritonrt::frontend {
 namespace {
 
-// The Kernel install() keeps for a kernel object (a JITFunction or a stack of decorators over
-// one), made by tritonrt/_wiring.py on first use; None for one tritonrt leaves alone.
-PyObject* kernel_of(PyObject* target) {
-  State& s = state();
-  PyObject* found = PyObject_GetAttr(target, s.s_kernel_attr);
+// A Kernel (or None) kept on `target` as `attribute`, else the one `make`(target) gives
+// (tritonrt/_wiring.py makes it once and keeps it there).
+PyObject* kept_kernel(PyObject* target, PyObject* attribute, PyObject* make) {
+  PyObject* found = PyObject_GetAttr(target, attribute);
   if (found == nullptr || (Py_TYPE(found) != &KernelType && found != Py_None)) {
     Py_XDECREF(found);
     PyErr_Clear();
-    found = PyObject_CallOneArg(s.kernel_for, target);
+    found = PyObject_CallOneArg(make, target);
     if (found != nullptr && Py_TYPE(found) != &KernelType && found != Py_None) {
       Py_DECREF(found);
-      PyErr_SetString(PyExc_TypeError, "tritonrt: kernel_for did not give a Kernel");
+      PyErr_SetString(PyExc_TypeError, "tritonrt: the front end's wiring did not give a Kernel");
       return nullptr;
     }
   }
   return found;
+}
+
+// The Kernel install() keeps for a kernel object (a JITFunction or a stack of decorators over
+// one); None for one tritonrt leaves alone.
+PyObject* kernel_of(PyObject* target) {
+  State& s = state();
+  return kept_kernel(target, s.s_kernel_attr, s.kernel_for);
+}
+
+// Whether `routed`, the replacement of a base class's run (Autotuner.run, Heuristics.run), was
+// called for `target` whose class has a run of its own: called from that run (super().run).
+bool called_from_own_run(PyObject* target, PyObject* routed) {
+  Ref own(PyObject_GetAttr(reinterpret_cast<PyObject*>(Py_TYPE(target)), state().s_run));
+  PyErr_Clear();
+  return own && own.get() != routed;
 }
 
 // --- types ------------------------------------------------------------------------------------
@@ -236,6 +250,13 @@ PyObject* routed_run(PyObject* callable, PyObject* const* args, std::size_t narg
   Ref kernel(kernel_of(args[0]));
   if (!kernel) return nullptr;
   if (kernel.get() == Py_None) return PyObject_Vectorcall(routed->original, args, nargsf, kwnames);
+  if (reinterpret_cast<KernelObject*>(kernel.get())->reason != nullptr && called_from_own_run(args[0], callable)) {
+    // The class's own run left to Python has reached its base's: the stack from here down
+    // may be tritonrt's.
+    Ref base(kept_kernel(args[0], state().s_base_kernel_attr, state().base_kernel_for));
+    if (!base) return nullptr;
+    if (base.get() != Py_None) kernel = std::move(base);
+  }
   Call c;
   c.args = args + 1;
   c.nargs = nargs - 1;

@@ -29,6 +29,7 @@ constexpr Slot kSlots[] = {
     {"log_fallback", &State::log_fallback},
     {"make_result", &State::make_result},
     {"kernel_for", &State::kernel_for},
+    {"base_kernel_for", &State::base_kernel_for},
     {"canonical_dtype", &State::canonical_dtype},
     {"grid_plan", &State::grid_plan},
     {"torch_check", &State::torch_check},
@@ -206,6 +207,7 @@ PyMODINIT_FUNC PyInit__frontend() {
       !intern(s.s_grid, "grid") || !intern(s.s_warmup, "warmup") || !intern(s.s_active, "active") ||
       !intern(s.s_private_active, "_active") || !intern(s.s_get_current_device, "get_current_device") ||
       !intern(s.s_get_current_stream, "get_current_stream") || !intern(s.s_kernel_attr, "_tritonrt_kernel") ||
+      !intern(s.s_base_kernel_attr, "_tritonrt_base_kernel") || !intern(s.s_run, "run") ||
       !intern(s.s_best_config, "best_config") || !intern(s.s_launcher_kernel, "_kernel") || !intern(s.s_getitem, "__getitem__") ||
       !intern(s.s_is_compiling_flag, "_is_compiling_flag") || !intern(s.s_base, "base") ||
       !intern(s.s_shape, "shape") || !intern(s.s_strides, "strides") || !intern(s.s_block_shape, "block_shape") ||

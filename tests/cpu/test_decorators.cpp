@@ -72,6 +72,23 @@ TEST(Decorators, BoundArgsFindEachParameterThroughTheNameIndex) {
   const BoundArgs prefix(sig, std::span<const Arg>(values.data(), 3), &names);
   EXPECT_EQ(prefix.integer("ab"), 14);
   EXPECT_THROW((void)prefix["BLOCK_M"], ArgumentError);
+  // A config hook's BlockShapes finds its descriptors alike, with the index and without.
+  BlockShapes indexed_shapes(sig, &names), scanned_shapes(sig);
+  for (const char* desc : {"c_desc", "a_desc", "b_desc"}) {
+    indexed_shapes.set(desc, {64, 32});
+    scanned_shapes.set(desc, {64, 32});
+  }
+  EXPECT_EQ(indexed_shapes.changes(), scanned_shapes.changes());
+  ASSERT_EQ(indexed_shapes.changes().size(), 3U);
+  EXPECT_EQ(indexed_shapes.changes()[0].first, 14U);
+  for (BlockShapes* shapes : {&indexed_shapes, &scanned_shapes}) {
+    try {
+      shapes->set("d_desc", {64, 32});
+      ADD_FAILURE() << "d_desc was found";
+    } catch (const ArgumentError& e) {
+      EXPECT_NE(std::string(e.what()).find("has no parameter 'd_desc' for a config hook"), std::string::npos);
+    }
+  }
 }
 
 TEST(Decorators, ChainsAreRecordedOutermostFirst) {

@@ -150,7 +150,9 @@ TEST_F(Deploy, TheIndexServesAProgramWithoutPython) {
   launch_add((scratch->dir / "gpu_kernels.py").string());
   EXPECT_EQ(launch_tuned((scratch->dir / "library_style.py").string()), tuned);  // the choice, not a new tuning
   // Its choice and its hooks' tiles from the index: no Python runs them.
-  if (has_tma()) EXPECT_EQ(launch_hooked_matmul((scratch->dir / "hopper_kernels.py").string()), hooked);
+  if (has_tma()) {
+    EXPECT_EQ(launch_hooked_matmul((scratch->dir / "hopper_kernels.py").string()), hooked);
+  }
   EXPECT_FALSE(python_is_mapped());
 }
 

@@ -713,29 +713,87 @@ def test_a_process_keeps_one_config_per_key_whichever_path_launches(rt, recordin
     assert len(recording.launches) == recorded + 1 and kernel.best_config is chosen  # no tuning
 
 
-def test_a_decorator_class_with_its_own_run_keeps_it_under_install(rt, recording, slow_kernels, caplog):
-    """A tuner subclass that redefines run: install() leaves its Python to run every call (said
-    once, at info), and the kernel under it launches through tritonrt."""
+def autotuner_run():
+    """Triton's own Autotuner.run, whatever install() put in its place."""
+    from triton.runtime.autotuner import Autotuner
+    run = Autotuner.__dict__["run"]
+    return getattr(run, "__wrapped__", run)
+
+
+def test_a_tuner_subclass_whose_run_calls_autotuners_launches_through_tritonrt_from_there(rt, recording, slow_kernels,
+                                                                                          caplog):
+    """A tuner subclass that redefines run and calls Autotuner.run from it (super().run, as fla's
+    CachedAutotuner does): under install() its own run runs every call, and the stack from
+    Autotuner.run down launches through tritonrt (Triton's Autotuner.run never runs); said once,
+    at info."""
     from triton_reference import forget_tuning
     forget_tuning(K.counted_kernel)
     rt.install()
     try:
-        with caplog.at_level(logging.INFO, logger="tritonrt"):
+        with caplog.at_level(logging.INFO, logger="tritonrt"), calls_of(autotuner_run()) as triton_runs:
             for _ in range(3):
                 runs, fake, recorded = K.CountingTuner.runs, fake_launches(), len(recording.launches)
                 K.counted_kernel[(1, )](pointer(), pointer(), 1000)
                 assert K.CountingTuner.runs == runs + 1
                 assert fake_launches() == fake + 1 and len(recording.launches) == recorded
+                assert K.counted_kernel.best_config is K.counted_kernel.configs[0]
+        assert triton_runs == []
     finally:
         rt.uninstall()
     said = [r for r in caplog.records if r.name == "tritonrt" and "CountingTuner" in r.getMessage()]
     assert len(said) == 1 and said[0].levelno == logging.INFO
     assert "CountingTuner redefines Autotuner.run" in said[0].getMessage()
+    assert "where it calls Autotuner.run (super().run), the stack launches through tritonrt" in said[0].getMessage()
     # tritonrt.launcher, asked for this stack, runs it as Triton's own classes would.
     fake, runs = fake_launches(), K.CountingTuner.runs
     rt.launcher(K.counted_kernel)[(1, )](pointer(), pointer(), 1000)
     assert fake_launches() == fake + 1 and K.CountingTuner.runs == runs
     assert K.counted_kernel.best_config is K.counted_kernel.configs[0]
+
+
+def test_a_tuner_subclass_that_also_times_its_own_way_keeps_autotuners_run_in_python(rt, recording, caplog):
+    """The same subclass redefining _bench too: Autotuner.run would call it, so under install()
+    Triton's Autotuner.run runs, and only the kernel under it launches through tritonrt."""
+    rt.install()
+    try:
+        with caplog.at_level(logging.INFO, logger="tritonrt"), calls_of(autotuner_run()) as triton_runs:
+            for _ in range(2):
+                runs, fake, recorded = K.CountingTuner.runs, fake_launches(), len(recording.launches)
+                K.timing_kernel[(1, )](pointer(), pointer(), 1000)
+                assert K.CountingTuner.runs == runs + 1
+                assert fake_launches() == fake + 1 and len(recording.launches) == recorded
+        assert len(triton_runs) == 2
+    finally:
+        rt.uninstall()
+    (said, ) = [r.getMessage() for r in caplog.records if r.name == "tritonrt" and "TimingTuner" in r.getMessage()]
+    assert "TimingTuner redefines Autotuner.run, and frontend_kernels.TimingTuner redefines Autotuner._bench" in said
+    assert "kernel under them launches through tritonrt" in said
+
+
+def test_a_config_a_tuner_subclass_puts_in_its_cache_is_launched(rt, recording, slow_kernels):
+    """What a subclass's run puts into the tuner's cache before Autotuner.run is what Triton
+    launches: one equal to a config of the tuner is taken without tuning (through tritonrt);
+    one that is none of its configs sends the call to Triton's Autotuner.run, which launches it."""
+    equal = triton.Config({"BLOCK": 64}, num_warps=2)  # the second config, another object
+    foreign = triton.Config({"BLOCK": 16}, num_warps=1)
+    K.StoreTuner.store.update({2001: equal, 2003: foreign})
+    rt.install()
+    try:
+        with calls_of(autotuner_run()) as triton_runs:
+            fake = fake_launches()
+            ours = K.stored_kernel[(1, )](pointer(), pointer(), 2001)
+            assert fake_launches() == fake + 1 and triton_runs == []  # not tuned: one launch
+            assert K.stored_kernel.best_config is K.stored_kernel.configs[1]
+            assert ours.metadata.num_warps == 2 and stand_in_driver.last_launch().block[0] == 64
+            for _ in range(2):
+                runs, fake = len(triton_runs), fake_launches()
+                theirs = K.stored_kernel[(1, )](pointer(), pointer(), 2003)
+                assert len(triton_runs) == runs + 1 and fake_launches() == fake + 1
+                assert K.stored_kernel.best_config is foreign
+                assert theirs.metadata.num_warps == 1 and stand_in_driver.last_launch().block[0] == 32
+    finally:
+        rt.uninstall()
+        K.StoreTuner.store.clear()
 
 
 def test_a_tuners_best_config_is_set_again_after_the_caller_changed_it(rt, recording, slow_kernels):
@@ -1225,7 +1283,8 @@ def test_library_kernels_under_install_launch_through_tritonrt_every_call(rt, re
     stack tritonrt reproduces (autotune, heuristics, FlagGems' libentry) runs no decorator
     Python (libentry's run is never called) and returns what Triton's path returns (libentry:
     its (kernel, constexprs)); one whose tuner has its own run (fla's CachedAutotuner) keeps
-    that run, said once."""
+    that run, said once, and where it calls Autotuner.run the stack from there is tritonrt's
+    (Triton's Autotuner.run never runs)."""
     from triton_reference import forget_tuning
     module, attribute, grid, make = LIBRARY_CALLS[name]
     kernel = getattr(library_module(module), attribute)
@@ -1239,12 +1298,13 @@ def test_library_kernels_under_install_launch_through_tritonrt_every_call(rt, re
     forget_tuning(kernel)
     rt.install()
     try:
-        with caplog.at_level(logging.INFO, logger="tritonrt"):
+        with caplog.at_level(logging.INFO, logger="tritonrt"), calls_of(autotuner_run()) as triton_runs:
             kernel[grid](*args, **kwargs)  # tunes where it is tuned
             fake, recorded = fake_launches(), len(recording.launches)
             for _ in range(3):
                 ours = kernel[grid](*args, **kwargs)
             assert fake_launches() == fake + 3 and len(recording.launches) == recorded
+        assert triton_runs == []
     finally:
         rt.uninstall()
         type(kernel).run = original_run

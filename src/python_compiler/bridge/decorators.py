@@ -174,7 +174,9 @@ def write_tuning(handle, layer, backend_name, arch, warp_size, key, configs, tim
 
 def remembered_choice(handle, layer, key):
     """The index of the config decorator `layer`'s own memory (Autotuner.cache, filled by
-    Triton's path in this process) holds for tuning key `key`, or None."""
+    Triton's path in this process, or by a subclass's run before it calls Autotuner.run) holds
+    for tuning key `key`, or None. A config there that is none of the tuner's configs is
+    refused: Triton's path launches with it (tritonrt launches only the configs it described)."""
     tuner = decorator_stacks[handle][layer]
     memory = getattr(tuner, "cache", None)
     config = memory.get(_key_tuple(key)) if isinstance(memory, dict) else None
@@ -183,7 +185,11 @@ def remembered_choice(handle, layer, key):
     for i, candidate in enumerate(tuner.configs):
         if candidate is config:
             return i
-    return next((i for i, candidate in enumerate(tuner.configs) if candidate == config), None)
+    found = next((i for i, candidate in enumerate(tuner.configs) if candidate == config), None)
+    if found is None:
+        raise ValueError(f"its tuner's cache holds, for key {_key_tuple(key)}, the config {config}, which is none of "
+                         "its configs")
+    return found
 
 
 def remember_choice(handle, layer, key, config, timed):
