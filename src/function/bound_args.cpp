@@ -12,22 +12,27 @@ namespace tritonrt {
 
 namespace {
 
-// The argument of parameter `name`, or null. Inline in both callers, with the errors out of
-// line: a grid function calls them on every launch.
-[[gnu::always_inline]] inline const Arg* find_arg(const KernelSignature& signature, std::span<const Arg> values,
-                                                  const detail::ParamNames* names, std::string_view name) {
-  if (names != nullptr) {
-    const std::size_t i = names->find(name);
-    return i < values.size() ? &values[i] : nullptr;
-  }
+// The index of parameter `name` among the first `n`, else `n`: through the kernel's name index
+// where there is one, else by a scan. Inline in its callers, with the errors out of line: a
+// grid function calls them on every launch.
+[[gnu::always_inline]] inline std::size_t param_index(const KernelSignature& signature, const detail::ParamNames* names,
+                                                      std::string_view name, std::size_t n) {
+  if (names != nullptr) return std::min(names->find(name), n);
   // Length and last character first: a kernel's names of one length mostly differ at the end
   // (BLOCK_M, BLOCK_N; stride_am, stride_ak), so the full comparison runs about once.
-  const std::size_t n = std::min(signature.params.size(), values.size());
   for (std::size_t i = 0; i < n; ++i) {
     const std::string& p = signature.params[i].name;
-    if (p.size() == name.size() && (name.empty() || p.back() == name.back()) && p == name) return &values[i];
+    if (p.size() == name.size() && (name.empty() || p.back() == name.back()) && p == name) return i;
   }
-  return nullptr;
+  return n;
+}
+
+// The argument of parameter `name`, or null.
+[[gnu::always_inline]] inline const Arg* find_arg(const KernelSignature& signature, std::span<const Arg> values,
+                                                  const detail::ParamNames* names, std::string_view name) {
+  const std::size_t n = std::min(signature.params.size(), values.size());
+  const std::size_t i = param_index(signature, names, name, n);
+  return i < n ? &values[i] : nullptr;
 }
 
 [[noreturn, gnu::cold, gnu::noinline]] void no_parameter(const KernelSignature& signature, std::string_view name) {
@@ -64,10 +69,7 @@ std::int64_t BoundArgs::integer(std::string_view name) const {
 
 void BlockShapes::set(std::string_view name, std::span<const std::int64_t> block_shape) {
   const std::size_t n = signature_.params.size();
-  std::size_t i = names_ != nullptr ? names_->find(name) : 0;
-  if (names_ == nullptr) {
-    while (i < n && signature_.params[i].name != name) ++i;
-  }
+  const std::size_t i = param_index(signature_, names_, name, n);
   if (i < n) {
     changes_.emplace_back(i, std::vector<std::int64_t>(block_shape.begin(), block_shape.end()));
     return;

@@ -713,6 +713,15 @@ def test_a_process_keeps_one_config_per_key_whichever_path_launches(rt, recordin
     assert len(recording.launches) == recorded + 1 and kernel.best_config is chosen  # no tuning
 
 
+def launch_counting_its_run(kernel, recording):
+    """kernel[(1, )] of a CountingTuner stack: its own run ran once, the launch went through
+    tritonrt (the stand-in driver) and not through Triton's launcher."""
+    runs, fake, recorded = K.CountingTuner.runs, fake_launches(), len(recording.launches)
+    kernel[(1, )](pointer(), pointer(), 1000)
+    assert K.CountingTuner.runs == runs + 1
+    assert fake_launches() == fake + 1 and len(recording.launches) == recorded
+
+
 def autotuner_run():
     """Triton's own Autotuner.run, whatever install() put in its place."""
     from triton.runtime.autotuner import Autotuner
@@ -732,10 +741,7 @@ def test_a_tuner_subclass_whose_run_calls_autotuners_launches_through_tritonrt_f
     try:
         with caplog.at_level(logging.INFO, logger="tritonrt"), calls_of(autotuner_run()) as triton_runs:
             for _ in range(3):
-                runs, fake, recorded = K.CountingTuner.runs, fake_launches(), len(recording.launches)
-                K.counted_kernel[(1, )](pointer(), pointer(), 1000)
-                assert K.CountingTuner.runs == runs + 1
-                assert fake_launches() == fake + 1 and len(recording.launches) == recorded
+                launch_counting_its_run(K.counted_kernel, recording)
                 assert K.counted_kernel.best_config is K.counted_kernel.configs[0]
         assert triton_runs == []
     finally:
@@ -758,10 +764,7 @@ def test_a_tuner_subclass_that_also_times_its_own_way_keeps_autotuners_run_in_py
     try:
         with caplog.at_level(logging.INFO, logger="tritonrt"), calls_of(autotuner_run()) as triton_runs:
             for _ in range(2):
-                runs, fake, recorded = K.CountingTuner.runs, fake_launches(), len(recording.launches)
-                K.timing_kernel[(1, )](pointer(), pointer(), 1000)
-                assert K.CountingTuner.runs == runs + 1
-                assert fake_launches() == fake + 1 and len(recording.launches) == recorded
+                launch_counting_its_run(K.timing_kernel, recording)
         assert len(triton_runs) == 2
     finally:
         rt.uninstall()
