@@ -22,6 +22,7 @@ namespace tritonrt {
 
 namespace detail {
 struct FrontEndAccess;
+struct KernelDescription;
 }  // namespace detail
 
 /// One autotune config compiled for a target, by JitFunction::compile_configs.
@@ -151,7 +152,7 @@ class JitFunction {
  private:
   struct Impl;
   struct ResolvedArgs;
-  JitFunction(std::string_view source, std::string_view name, bool live);
+  explicit JitFunction(detail::KernelDescription kernel);
   static JitFunction& get(std::string_view source, std::string_view name, bool live);
   friend struct detail::FrontEndAccess;  // the Python front end's contract (src/function/front_end_abi.h)
   /// The launch; returns the artifact it launched (alive as long as the JitFunction).

@@ -244,14 +244,15 @@ def _listed(name, module):
 def _locate(obj, jit):
     """(module name, dotted name, the module to list while tritonrt imports it or None) by which
     tritonrt's JitFunction::get finds `obj` (the module's own object, not another import of
-    it), or (None, why not)."""
+    it), or (`obj`, None, None) for a kernel no module names (one made inside a function),
+    which tritonrt describes from the object itself and does not index."""
     module_name = getattr(jit.fn, "__module__", None)
     module = sys.modules.get(module_name)
     unlisted = None
     if module is None:
         module = unlisted = _unlisted_module(jit, module_name)
         if module is None:
-            return None, f"its module '{module_name}' is not in sys.modules"
+            return obj, None, None
 
     def search(root, path):
         current, depth = root, 0
@@ -266,7 +267,7 @@ def _locate(obj, jit):
     for name, value in list(vars(module).items()):
         found = search(value, name)
         if found is not None:
-            return (module_name, found, unlisted), None
+            return module_name, found, unlisted
     # A kernel held by a class, by its qualified name.
     qualname = getattr(jit.fn, "__qualname__", "")
     if "<locals>" not in qualname and "." in qualname:
@@ -276,8 +277,8 @@ def _locate(obj, jit):
         for name, value in list(vars(holder).items()) if holder is not None and hasattr(holder, "__dict__") else []:
             found = search(value, name)
             if found is not None:
-                return (module_name, f"{qualname.rsplit('.', 1)[0]}.{found}", unlisted), None
-    return None, "it cannot be reached by name from its module (a kernel made inside a function?)"
+                return module_name, f"{qualname.rsplit('.', 1)[0]}.{found}", unlisted
+    return obj, None, None
 
 
 def _is_gluon(jit):
@@ -297,6 +298,21 @@ def _is_gluon(jit):
 #   Where a heuristic reads a value its key leaves out (a do_not_specialize integer), LibEntry
 #   keeps the first call's value and tritonrt computes it per call, as Triton does without it.
 _REPRODUCED_WRAPPERS = {"flag_gems.utils.libentry.LibEntry": "libentry"}
+
+
+def _fla_cache_disabled(tuner):
+    """None where fla's CachedAutotuner.run is Autotuner.run, or why not: it looks configs up in
+    fla's config files unless its module's FLA_CACHE_MODE is DISABLED (fla's default, set from
+    the environment when fla is imported), and otherwise only builds the key it would look up."""
+    mode = getattr(sys.modules.get("fla.ops.utils.cache"), "FLA_CACHE_MODE", None)
+    name = getattr(mode, "name", mode)
+    return None if name == "DISABLED" else f"fla's FLA_CACHE_MODE is {name}, not DISABLED"
+
+
+# Tuner subclasses whose own run tritonrt reproduces as Triton's Autotuner.run, by the module
+# and qualified name of the class defining it: a check of the tuner saying why not (at the
+# kernel's first launch under install()), or None.
+_REPRODUCED_RUNS = {"fla.ops.utils.cache.CachedAutotuner": _fla_cache_disabled}
 # What a subclass of Autotuner or Heuristics may not redefine for tritonrt to run it as Triton's
 # class runs (prune_configs it calls; the rest decide what runs, how it is timed, what is kept).
 _DECORATOR_METHODS = ("run", "_bench", "check_disk_cache", "do_bench", "warmup")
@@ -334,7 +350,10 @@ def _unreproduced(target, from_base_run=False):
                 if method == "run" and from_base_run and depth == 0:
                     continue
                 if _defined_by(cls, method) is not _defined_by(base, method):
-                    return f"{name} redefines {base.__name__}.{method}"
+                    why = _unreproduced_run(layer) if method == "run" else ""
+                    if why is None:
+                        continue
+                    return f"{name} redefines {base.__name__}.{method}" + (f": {why}" if why else "")
             if isinstance(layer, Autotuner) and getattr(layer, "_do_bench", None) is not None:
                 return f"its {name} times configs with its own do_bench"
         elif name not in _REPRODUCED_WRAPPERS:
@@ -343,6 +362,14 @@ def _unreproduced(target, from_base_run=False):
             return f"{name} has its run from {_defined_by(cls, 'run').__qualname__}"
         layer = getattr(layer, "fn", None)
     return None
+
+
+def _unreproduced_run(layer):
+    """Why tritonrt cannot run the run `layer`'s class defines as Triton's own (an empty text
+    where that class is not one it reproduces), or None where it can."""
+    definer = _defined_by(type(layer), "run")
+    check = _REPRODUCED_RUNS.get(f"{definer.__module__}.{definer.__qualname__}")
+    return "" if check is None else check(layer)
 
 
 def _base_class(layer):
@@ -362,7 +389,7 @@ def _new_kernel(target, fallback_run, strict, from_base_run=False):
                         f"in .fn), not {type(target).__name__}")
     defaults = tuple(jit if p.default is inspect.Parameter.empty else p.default for p in jit.params)
     reason = None
-    where = None
+    source = name = unlisted = None
     if type(jit) is not JITFunction and not _is_gluon(jit):
         reason = f"it is a {type(jit).__name__}, which tritonrt does not compile"
     elif strict and (why := _unreproduced(target, from_base_run)) is not None:
@@ -374,8 +401,7 @@ def _new_kernel(target, fallback_run, strict, from_base_run=False):
             reason = (f"{_DECORATORS_IN_PYTHON} ({why}); where it calls {_base_class(target).__name__}.run "
                       "(super().run), the stack launches through tritonrt from there")
     else:
-        where, reason = _locate(target, jit)
-    source, name, unlisted = where if where is not None else (None, None, None)
+        source, name, unlisted = _locate(target, jit)
     with _listed(source, unlisted):
         return _frontend.Kernel(target, jit, fallback_run, source, name, defaults, reason)
 

@@ -271,6 +271,23 @@ KernelDescription live_kernel_description(std::string_view source, std::string_v
   return described_through_python(source, name, "it was asked for as Python holds it now");
 }
 
+KernelDescription object_kernel_description(const void* object) {
+  const PythonSide& python = python_side({}, "describing a kernel object");
+  std::string description;
+  {
+    Traced traced({}, "describing a kernel object through Python");
+    description = python.compiler->describe_object(object);
+  }
+  KernelDescription kernel = parse_kernel_description(description);
+  kernel.rules = python.rules;
+  kernel.name = kernel.signature.name;
+  kernel.through_python = true;
+  if (index_enabled()) {
+    log_about(LogLevel::info, {kernel.name}, "not indexed: it was described from its object, which no module names");
+  }
+  return kernel;
+}
+
 bool is_current(const KernelDescription& kernel) {
   if (!kernel.through_python) return false;
   return python_side({kernel.signature.name}, "checking the kernel against its module").compiler->is_current(kernel);

@@ -40,6 +40,10 @@ class Compiler {
   virtual ~Compiler() = default;
   /// Imports `source` once and describes kernel `name` (JSON); throws SourceError.
   virtual std::string describe_kernel(std::string_view source, std::string_view name) = 0;
+  /// Describes the kernel `object` is (a PyObject*: a @triton.jit function or decorators over
+  /// one), which no module need name, as describe_kernel does; the bridge keeps the object
+  /// alive. The caller holds the GIL. Throws SourceError.
+  virtual std::string describe_object(const void* object) = 0;
   /// Imports what compiling needs of Triton (JSON: its version, the modules loaded, whether
   /// torch is among them).
   virtual std::string import_triton() = 0;

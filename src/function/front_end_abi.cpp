@@ -2,6 +2,10 @@
 
 #include "function/front_end_abi.h"
 
+#include <map>
+#include <memory>
+#include <mutex>
+
 #include "compiler/compiler.h"
 
 namespace tritonrt::detail {
@@ -9,6 +13,20 @@ namespace tritonrt::detail {
 struct FrontEndAccess {
   static JitFunction& live_kernel(std::string_view source, std::string_view name) {
     return JitFunction::get(source, name, true);
+  }
+  static JitFunction& object_kernel(const void* object) {
+    // Keyed by address: the bridge holds every object it described, so none is freed and its
+    // address given to another. Describing runs with the GIL held, outside the lock; a
+    // thread that described the same object meanwhile wins, and this description is dropped.
+    static std::mutex mutex;
+    static std::map<const void*, std::unique_ptr<JitFunction>> described;
+    {
+      std::lock_guard lock(mutex);
+      if (auto found = described.find(object); found != described.end()) return *found->second;
+    }
+    auto made = std::unique_ptr<JitFunction>(new JitFunction(object_kernel_description(object)));
+    std::lock_guard lock(mutex);
+    return *described.try_emplace(object, std::move(made)).first->second;
   }
   static const Artifact& launch(JitFunction& fn, const LaunchConfig& config, std::span<const Arg> args) {
     return fn.launch_artifact(config, args);
@@ -19,7 +37,7 @@ struct FrontEndAccess {
 
 extern "C" const tritonrt::detail::FrontEndApi* tritonrt_front_end_api(std::uint32_t version) {
   using tritonrt::detail::FrontEndAccess, tritonrt::detail::FrontEndApi;
-  static constexpr FrontEndApi api{FrontEndApi::kVersion, &FrontEndAccess::live_kernel, &FrontEndAccess::launch,
-                                   &tritonrt::detail::files_for_triton};
+  static constexpr FrontEndApi api{FrontEndApi::kVersion, &FrontEndAccess::live_kernel, &FrontEndAccess::object_kernel,
+                                   &FrontEndAccess::launch, &tritonrt::detail::files_for_triton};
   return version == FrontEndApi::kVersion ? &api : nullptr;
 }

@@ -1,7 +1,7 @@
 // The contract between the core and the Python front end (src/python_extension/): what the
 // front end needs beyond the public API, handed over as one table through one C entry point,
 // as compiler/module_abi.h's CompilerHost is the core's contract with the compiler module.
-// Users of the public API see none of it: a kernel described from a live module, a launch
+// Users of the public API see none of it: a kernel described from a live module or object, a launch
 // that says which binary it ran, and the files Triton's CompiledKernel of a binary reads. The
 // front end is built from the same sources as the core; a table of another version means a
 // mixed install, which the front end refuses.
@@ -18,7 +18,7 @@
 namespace tritonrt::detail {
 
 struct FrontEndApi {
-  static constexpr std::uint32_t kVersion = 2;
+  static constexpr std::uint32_t kVersion = 3;
   std::uint32_t version;
   /// The kernel `name` of `source` as this process's Python holds it now, for a host that
   /// runs the kernel's module itself: described through Python, never from a bundle or the
@@ -28,6 +28,12 @@ struct FrontEndApi {
   /// `JitFunction::get` returns that one from then on; a JitFunction got before keeps the
   /// kernel it described. Throws SourceError.
   JitFunction& (*live_kernel)(std::string_view source, std::string_view name);
+  /// The kernel `object` is (a PyObject*, the GIL held: a @triton.jit function or decorators
+  /// over one), described from the object itself, for a kernel no module names (one made
+  /// inside a function). One JitFunction per object for the process's life, as the bridge
+  /// keeps the object; never indexed (no other process can name it), so each process compiles
+  /// it or finds it in Triton's cache. Throws SourceError.
+  JitFunction& (*object_kernel)(const void* object);
   /// `fn(config, args...)`, returning the artifact it launched (alive as long as `fn`), which
   /// the Python launch hands back to its caller as Triton's does.
   const Artifact& (*launch)(JitFunction& fn, const LaunchConfig& config, std::span<const Arg> args);

@@ -55,7 +55,8 @@ JitFunction& JitFunction::get(std::string_view source, std::string_view name, bo
   std::lock_guard lock(slot->loading);
   if (!usable(slot->owned.get())) {
     // A failed import throws and leaves the slot as it was: the next get tries again.
-    std::unique_ptr<JitFunction> made(new JitFunction(key_source, name, live));
+    std::unique_ptr<JitFunction> made(new JitFunction(live ? detail::live_kernel_description(key_source, name)
+                                                           : detail::kernel_description(key_source, name)));
     if (slot->owned != nullptr) slot->replaced.push_back(std::move(slot->owned));
     slot->owned = std::move(made);
     slot->loaded.store(slot->owned.get(), std::memory_order_release);
@@ -63,8 +64,8 @@ JitFunction& JitFunction::get(std::string_view source, std::string_view name, bo
   return *slot->owned;
 }
 
-JitFunction::JitFunction(std::string_view source, std::string_view name, bool live) : impl_(std::make_unique<Impl>()) {
-  impl_->kernel = live ? detail::live_kernel_description(source, name) : detail::kernel_description(source, name);
+JitFunction::JitFunction(detail::KernelDescription kernel) : impl_(std::make_unique<Impl>()) {
+  impl_->kernel = std::move(kernel);
   impl_->triton_rules = impl_->kernel.rules.get();
   impl_->param_count = impl_->kernel.signature.params.size();
   impl_->names = detail::ParamNames(impl_->kernel.signature);

@@ -251,6 +251,16 @@ std::string PythonCompiler::describe_kernel(std::string_view source, std::string
   }
 }
 
+std::string PythonCompiler::describe_object(const void* object) {
+  py::gil_scoped_acquire gil;
+  const auto target = py::reinterpret_borrow<py::object>(static_cast<PyObject*>(const_cast<void*>(object)));
+  try {
+    return bridge_module().attr("object_kernel_description")(target).cast<std::string>();
+  } catch (py::error_already_set& e) {
+    rethrow(e, {}, "describing the kernel object it was handed");
+  }
+}
+
 CompiledFiles PythonCompiler::compile(const KernelDescription& kernel, const Target& target,
                                       const CompileOptions& options, const std::vector<CompileParam>& params) {
   py::gil_scoped_acquire gil;

@@ -11,6 +11,7 @@ class PythonCompiler final : public Compiler {
  public:
   PythonCompiler();
   std::string describe_kernel(std::string_view source, std::string_view name) override;
+  std::string describe_object(const void* object) override;
   std::string import_triton() override;
   std::string specialization_rules() override;
   std::string kernel_dependencies(const KernelDescription& kernel) override;

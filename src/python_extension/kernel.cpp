@@ -90,7 +90,8 @@ void kernel_dealloc(PyObject* self) {
 }
 
 // Kernel(target, jit, fallback_run, source, name, defaults, reason): `source` and `name` name
-// the kernel for JitFunction::get (None: Triton launches every call, for `reason`); `defaults`
+// the kernel for JitFunction::get, or `source` is the kernel object itself and `name` None for
+// one no module names (None and None: Triton launches every call, for `reason`); `defaults`
 // holds each parameter's default, or `jit` itself where it has none.
 PyObject* kernel_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   PyObject *target, *jit, *fallback_run, *source, *name, *defaults, *reason;
@@ -114,9 +115,9 @@ PyObject* kernel_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   k->reason = reason != Py_None ? Py_NewRef(reason) : nullptr;
   Ref self(reinterpret_cast<PyObject*>(k));
   if (source == Py_None) return self.release();
-  const std::string source_text = utf8(source), name_text = utf8(name);
   try {
-    k->plan->fn = &state().core->live_kernel(source_text, name_text);
+    k->plan->fn =
+        name == Py_None ? &state().core->object_kernel(source) : &state().core->live_kernel(utf8(source), utf8(name));
   } catch (const std::exception& e) {
     Py_XSETREF(k->reason, PyUnicode_FromString(e.what()));
     return self.release();

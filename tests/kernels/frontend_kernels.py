@@ -131,3 +131,17 @@ def tripled(x):
     """A scalar function a generated kernel calls without importing it (see
     test_frontend.py's kernel of a module kept out of sys.modules)."""
     return x * 3
+
+
+def scaled_copy_made_for(scale):
+    """A kernel made inside a function, as a factory makes one per value: its module cannot name
+    it, and each has its own closure constant."""
+    SCALE = tl.constexpr(scale)
+
+    @triton.jit
+    def scaled_copy(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offsets < n
+        tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) * SCALE, mask=mask)
+
+    return scaled_copy

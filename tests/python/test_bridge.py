@@ -199,10 +199,82 @@ def test_autotune_and_heuristics_are_described_outermost_first_with_configs_in_o
     assert heuristics == {"kind": "heuristics", "type": "Heuristics", "names": ["EVEN", "N_POW2"]}
 
 
+HOOKED_TUNERS = """
+    import triton
+    import triton.language as tl
+    from triton.runtime.autotuner import Autotuner
+
+    CONFIGS = [triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 128})]
+
+
+    class NoneSafeTuner(Autotuner):  # as fla's CachedAutotuner: its own hooks set after Triton's
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.pre_hook = lambda kwargs, reset_only=False: None
+
+
+    @triton.jit
+    def body(out_ptr, n, BLOCK: tl.constexpr):
+        pass
+
+
+    restored = triton.autotune(CONFIGS, key=["n"], restore_value=["out_ptr"])(body)
+    given = triton.autotune(CONFIGS, key=["n"], pre_hook=lambda kwargs, reset_only=False: None)(body)
+    replaced = NoneSafeTuner(body, body.arg_names, CONFIGS, ["n"], ["out_ptr"], None)
+"""
+
+
+def test_hooks_set_in_place_of_tritons_defaults_are_described_as_the_tuners_own(in_bridge, tmp_path):
+    kernel = write(tmp_path, "hooked_tuners.py", HOOKED_TUNERS)
+    said = in_bridge(f"result = [describe({str(kernel)!r}, n)['decorators'][0] "
+                     "for n in ('restored', 'given', 'replaced')]")
+    assert [(d["pre_hook"], d["post_hook"]) for d in said] == [(False, False), (True, False), (True, True)]
+
+
 def test_a_missing_kernel_name_is_a_kernel_not_found_error(in_bridge, tmp_path):
     kernel = write(tmp_path, "plain_kernel.py", PLAIN)
     said = in_bridge(f"result = raised(describe, {str(kernel)!r}, 'nope')")
     assert said[:2] == ["KernelNotFoundError", f"'{kernel}' has no attribute 'nope'"]
+
+
+FACTORY = """
+    import triton
+    import triton.language as tl
+
+
+    def made(scale):
+        SCALE = tl.constexpr(scale)
+
+        @triton.heuristics({"EVEN": lambda args: args["n"] % 2 == 0})
+        @triton.jit
+        def scaled(x_ptr, n, EVEN: tl.constexpr):
+            tl.store(x_ptr + tl.arange(0, 4), tl.load(x_ptr + tl.arange(0, 4)) * SCALE)
+
+        return scaled
+"""
+
+
+def test_a_kernel_handed_over_as_an_object_is_described_from_it_kept_current_and_never_indexed(in_bridge, tmp_path):
+    write(tmp_path, "factory_kernels.py", FACTORY)
+    said = in_bridge("""
+        import sys
+        sys.path.insert(0, ".")
+        import factory_kernels
+        kernels = [factory_kernels.made(2.0), factory_kernels.made(3.0)]
+        described = [json.loads(bridge.object_kernel_description(k)) for k in kernels]
+        handles = [d["handle"] for d in described]
+        result = {"described": described, "current": [bridge.is_current(h) for h in handles],
+                  "held": [bridge.describe.named[h][2] is k for h, k in zip(handles, kernels)],
+                  "dependencies": raised(bridge.dependencies, handles[0])}
+    """)
+    first, second = said["described"]
+    assert first["handle"] != second["handle"]
+    assert first["name"] == "scaled" and first["full_name"] == "factory_kernels.made.<locals>.scaled"
+    assert first["file"] == str((tmp_path / "factory_kernels.py").resolve()) and first["search_path"] is None
+    assert [p["name"] for p in first["params"]] == ["x_ptr", "n", "EVEN"]
+    assert first["decorators"] == [{"kind": "heuristics", "type": "Heuristics", "names": ["EVEN"]}]
+    assert said["current"] == [True, True] and said["held"] == [True, True]
+    assert said["dependencies"][0] == "KernelSourceError" and "handed over as an object" in said["dependencies"][1]
 
 
 # --- observe: what a kernel was made from -------------------------------------------------

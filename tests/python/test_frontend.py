@@ -918,18 +918,38 @@ def test_a_fallback_is_logged_once_per_kernel_with_its_reason(rt, recording, cap
     assert fake_launches() == fake + 1  # the hook gone, tritonrt launches again
 
 
-def test_a_kernel_made_inside_a_function_falls_back_saying_why(rt, recording, caplog):
-    @triton.jit
-    def local_kernel(x_ptr, n):
-        pass
-
+def test_kernels_made_inside_a_function_launch_through_tritonrt_each_its_own_binary(rt, recording, caplog):
+    args = (pointer(), pointer(0x20000), 100)
+    doubled, tripled = K.scaled_copy_made_for(2.0), K.scaled_copy_made_for(3.0)
+    assert doubled.fn.__qualname__ == tripled.fn.__qualname__
     with caplog.at_level(logging.WARNING, logger="tritonrt"):
-        recorded = len(recording.launches)
-        rt.launcher(local_kernel)[(1, )](pointer(), 4)
-        rt.launcher(local_kernel)[(1, )](pointer(), 4)
-    assert len(recording.launches) == recorded + 2
-    messages = [r.getMessage() for r in caplog.records if r.name == "tritonrt"]
-    assert len(messages) == 1 and "cannot be reached by name" in messages[0]
+        fake, recorded = fake_launches(), len(recording.launches)
+        ours = [rt.launcher(k)[(2, )](*args, BLOCK=64) for k in (doubled, tripled, doubled, tripled)]
+    assert fake_launches() == fake + 4 and len(recording.launches) == recorded
+    assert [r.getMessage() for r in caplog.records if r.name == "tritonrt"] == []
+    theirs = [k[(2, )](*args, BLOCK=64) for k in (doubled, tripled)]
+    assert [c.hash for c in ours] == [c.hash for c in theirs] * 2
+    assert theirs[0].hash != theirs[1].hash
+
+
+def test_a_decorated_kernel_made_inside_a_function_runs_its_stack_through_tritonrt_under_install(rt, recording):
+    calls = []
+
+    def block_for(args):
+        calls.append(args["n"])
+        return 64 if args["n"] > 64 else 32
+
+    kernel = triton.heuristics({"BLOCK": block_for})(K.scaled_copy_made_for(5.0))
+    rt.install()
+    try:
+        fake, recorded = fake_launches(), len(recording.launches)
+        results = [kernel[(2, )](pointer(), pointer(0x20000), n) for n in (100, 100, 100, 10)]
+        assert fake_launches() == fake + 4 and len(recording.launches) == recorded
+    finally:
+        rt.uninstall()
+    assert calls == [100, 10]  # memoized per value read, as for a kernel its module names
+    assert [r.hash for r in results[:3]] == [results[0].hash] * 3
+    assert results[3].hash == kernel[(2, )](pointer(), pointer(0x20000), 10).hash != results[0].hash
 
 
 GENERATED_KERNEL = """
@@ -1063,6 +1083,26 @@ def test_a_binary_the_index_served_is_tritons_compiled_kernel_from_files_beside_
     assert [f.suffix for f in files] == [".cubin", ".json"]
     assert all(f.parent.parent == tmp_path / "index" / "compiled" / first for f in files)
     assert not (tmp_path / "triton").exists() or not any((tmp_path / "triton").rglob("*.cubin"))
+
+
+FACTORY_KERNEL = """
+from pathlib import Path
+sys.path.insert(0, str(Path(sys.argv[2]).parent / "kernels"))
+import frontend_kernels as K
+print_both_hashes(K.scaled_copy_made_for(float(sys.argv[3])))
+"""
+
+
+def test_a_kernel_made_inside_a_function_is_not_indexed_and_each_process_launches_its_own(rt, tmp_path):
+    # No other process can name such a kernel: the index keeps nothing of it, and a later
+    # process compiles it again (from Triton's cache), binaries per closure constant.
+    (ours, theirs), log = in_a_child(rt, tmp_path, FACTORY_KERNEL, "2.0")
+    assert ours == theirs
+    assert "scaled_copy" in log and "not indexed" in log, log
+    (again, theirs_again), _ = in_a_child(rt, tmp_path, FACTORY_KERNEL, "2.0")
+    assert again == theirs_again == ours
+    (other, theirs_other), _ = in_a_child(rt, tmp_path, FACTORY_KERNEL, "3.0")
+    assert other == theirs_other != ours
 
 
 EDITED_ON_DISK = """
@@ -1284,10 +1324,9 @@ def test_library_kernels_under_install_launch_through_tritonrt_every_call(rt, re
                                                                           caplog, name):
     """kernel[grid] as the library calls it, under install(): every launch through tritonrt; a
     stack tritonrt reproduces (autotune, heuristics, FlagGems' libentry) runs no decorator
-    Python (libentry's run is never called) and returns what Triton's path returns (libentry:
-    its (kernel, constexprs)); one whose tuner has its own run (fla's CachedAutotuner) keeps
-    that run, said once, and where it calls Autotuner.run the stack from there is tritonrt's
-    (Triton's Autotuner.run never runs)."""
+    Python (libentry's run and fla's CachedAutotuner.run, Autotuner.run while fla's
+    FLA_CACHE_MODE is DISABLED, are never called; nor is Triton's Autotuner.run) and returns
+    what Triton's path returns (libentry: its (kernel, constexprs))."""
     from triton_reference import forget_tuning
     module, attribute, grid, make = LIBRARY_CALLS[name]
     kernel = getattr(library_module(module), attribute)
@@ -1295,9 +1334,10 @@ def test_library_kernels_under_install_launch_through_tritonrt_every_call(rt, re
         kernel.kernel_cache = ({}, )
     args, kwargs = make()
     runs = []
-    original_run = type(kernel).run
-    if type(kernel).__name__ == "LibEntry":  # counted, still LibEntry's own
-        type(kernel).run = lambda self, *a, **k: runs.append(1) or original_run(self, *a, **k)
+    own = next((layer for layer in layers_of(kernel) if type(layer).__name__ in ("LibEntry", "CachedAutotuner")), None)
+    if own is not None:  # counted, still the class's own
+        original_run = type(own).run
+        type(own).run = lambda self, *a, **k: runs.append(1) or original_run(self, *a, **k)
     forget_tuning(kernel)
     rt.install()
     try:
@@ -1310,13 +1350,10 @@ def test_library_kernels_under_install_launch_through_tritonrt_every_call(rt, re
         assert triton_runs == []
     finally:
         rt.uninstall()
-        type(kernel).run = original_run
+        if own is not None:
+            type(own).run = original_run
     assert runs == []
-    reason = kernel._tritonrt_kernel.reason
-    if name.startswith("fla "):
-        assert reason is not None and "CachedAutotuner redefines Autotuner.run" in reason
-    else:
-        assert reason is None, reason
+    assert kernel._tritonrt_kernel.reason is None, kernel._tritonrt_kernel.reason
     if hasattr(kernel, "kernel_cache"):
         kernel.kernel_cache = ({}, )
     theirs = kernel[grid](*args, **kwargs)
@@ -1324,6 +1361,51 @@ def test_library_kernels_under_install_launch_through_tritonrt_every_call(rt, re
         assert isinstance(ours, tuple) and ours[1] == theirs[1]
         ours, theirs = ours[0], theirs[0]
     assert ours.hash == theirs.hash
+
+
+
+def layers_of(kernel):
+    """`kernel` and each object under it in .fn, outermost first."""
+    while kernel is not None:
+        yield kernel
+        kernel = getattr(kernel, "fn", None)
+
+
+def test_fla_kernels_with_a_config_cache_mode_keep_their_tuners_run_under_install(rt, recording, slow_kernels,
+                                                                                  no_torch_gpu, monkeypatch, caplog):
+    """Where fla's FLA_CACHE_MODE is not DISABLED, CachedAutotuner.run looks configs up in fla's
+    files: under install() it runs every call, said once, and the stack from its call of
+    Autotuner.run down is tritonrt's (Triton's Autotuner.run never runs)."""
+    from triton_reference import forget_tuning
+    module, attribute, grid, make = LIBRARY_CALLS["fla cumsum (heuristics, cached autotuner, keywords)"]
+    kernel = getattr(library_module(module), attribute)
+    cache = library_module("fla.ops.utils.cache")
+    monkeypatch.setattr(cache, "FLA_CACHE_MODE", cache.FlaCacheMode.STRICT)
+    monkeypatch.setenv("FLA_CONFIG_DIR", str(Path(os.devnull)))  # no config files: Triton's tuning
+    tuner = next(layer for layer in layers_of(kernel) if type(layer).__name__ == "CachedAutotuner")
+    for layer in layers_of(kernel):  # made afresh for this mode
+        for attribute in ("_tritonrt_kernel", "_tritonrt_base_kernel"):
+            layer.__dict__.pop(attribute, None)
+    args, kwargs = make()
+    runs = []
+    original_run = type(tuner).run
+    monkeypatch.setattr(type(tuner), "run", lambda self, *a, **k: runs.append(1) or original_run(self, *a, **k))
+    forget_tuning(kernel)
+    rt.install()
+    try:
+        with caplog.at_level(logging.INFO, logger="tritonrt"), calls_of(autotuner_run()) as triton_runs:
+            for _ in range(4):
+                fake, recorded = fake_launches(), len(recording.launches)
+                kernel[grid](*args, **kwargs)
+                assert fake_launches() > fake and len(recording.launches) == recorded
+        assert triton_runs == [] and len(runs) == 4
+    finally:
+        rt.uninstall()
+        for layer in layers_of(kernel):
+            for attribute in ("_tritonrt_kernel", "_tritonrt_base_kernel"):
+                layer.__dict__.pop(attribute, None)
+    said = [r.getMessage() for r in caplog.records if r.name == "tritonrt" and "CachedAutotuner" in r.getMessage()]
+    assert len(said) == 1 and "redefines Autotuner.run: fla's FLA_CACHE_MODE is STRICT, not DISABLED" in said[0]
 
 
 

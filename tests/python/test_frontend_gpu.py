@@ -508,6 +508,31 @@ def test_library_operators_under_install_equal_tritons_own_bit_for_bit(rt, launc
 
 
 @pytest.mark.skipif(torch.cuda.device_count() < 2, reason="one GPU")
+def test_kernels_made_inside_a_function_under_install_give_tritons_results(rt, launches_by_triton):
+    """Kernels no module names, one per closure constant as a factory makes them (with a
+    heuristic over each): under install(), each computes its own scale through tritonrt,
+    bit for bit Triton's own launch of it, none through Triton's launcher."""
+    x = torch.randn(1000, device="cuda")
+    kernels = {scale: triton.heuristics({"BLOCK": lambda args: 256})(K.scaled_copy_made_for(scale))
+               for scale in (2.0, 3.0)}
+    theirs = {}
+    for scale, kernel in kernels.items():
+        theirs[scale] = torch.empty_like(x)
+        kernel[(4, )](x, theirs[scale], x.numel())
+    torch.cuda.synchronize()
+    launches_by_triton[0] = 0
+    rt.install()
+    try:
+        for scale, kernel in kernels.items():
+            ours = torch.zeros_like(x)
+            kernel[(4, )](x, ours, x.numel())
+            torch.cuda.synchronize()
+            assert torch.equal(ours, theirs[scale]) and torch.equal(ours, x * scale)
+    finally:
+        rt.uninstall()
+    assert launches_by_triton[0] == 0
+
+
 def test_the_current_device_runs_the_launch(rt):
     # Back and forth, on each device's default stream and on a stream of its own: the launch
     # follows torch's current device and that device's current stream every time.

@@ -11,11 +11,14 @@ from _tritonrt_bridge.importing import _is_path, _package_root, appended_folders
 from _tritonrt_bridge.record_inputs import inputs as recorded_inputs, own_file_entry
 
 # What the package offers C++.
-__all__ = ["kernel_description", "kernel_handle", "is_current", "dependencies"]
+__all__ = ["kernel_description", "object_kernel_description", "kernel_handle", "is_current", "dependencies"]
 
 kernels = []  # handle -> JITFunction
 decorator_stacks = []  # handle -> the decorator objects around it, outermost first
-named = []  # handle -> (source, name, the object found under that name)
+# handle -> (source, name, the object found under that name); source None for a kernel described
+# from the object the front end handed over, which the list keeps alive (its id names it).
+named = []
+_OBJECT = "<object>"  # the source messages give a kernel handed over as an object
 
 
 def _safe_repr(value):
@@ -79,12 +82,25 @@ def _tunes_a_lone_pruned_config():
     return version is not None and (int(version.group(1)), int(version.group(2))) < (3, 8)
 
 
+def _made_by_autotuner(hook):
+    """Whether `hook` is one Triton's Autotuner.__init__ made (its defaults), not one given to
+    it or set on the tuner later."""
+    from triton.runtime import autotuner
+    code = getattr(hook, "__code__", None)
+    return code is not None and code.co_filename == autotuner.__file__ and \
+        getattr(hook, "__qualname__", "").startswith("Autotuner.__init__.")
+
+
 def _describe_layer(obj, source, name):
     """One decorator around the @triton.jit function, and the object below it."""
     from triton.runtime.autotuner import Autotuner, Heuristics
     from triton import knobs
 
     if isinstance(obj, Autotuner):
+        # Hooks set on the tuner in place of those Triton's __init__ made (fla's CachedAutotuner
+        # sets None-safe ones) run as a user's would: both, where either was replaced.
+        replaced = any(not given and not _made_by_autotuner(hook) for given, hook in (
+            (obj.user_defined_pre_hook, obj.pre_hook), (obj.user_defined_post_hook, obj.post_hook)))
         return {
             "kind": "autotune",
             "type": type(obj).__name__,
@@ -92,8 +108,8 @@ def _describe_layer(obj, source, name):
             "configs": [_describe_config(c) for c in obj.configs],
             "reset_to_zero": list(obj.reset_to_zero),
             "restore_value": list(obj.restore_value),
-            "pre_hook": obj.user_defined_pre_hook,
-            "post_hook": obj.user_defined_post_hook,
+            "pre_hook": bool(obj.user_defined_pre_hook or replaced),
+            "post_hook": bool(obj.user_defined_post_hook or replaced),
             "prune": obj.early_config_prune is not None or obj.perf_model is not None or
                      _overrides(obj, Autotuner, "prune_configs"),
             "cache_results": bool(obj.cache_results),
@@ -112,16 +128,24 @@ def _import_kernel(source, name):
     """Kernel `name` of `source` (both bytes: paths need not be UTF-8), imported once per
     source: (source, module, the JITFunction, its decorator layers outermost first, their
     descriptions, its handle)."""
-    from triton.runtime.jit import JITFunction
+    # Triton imported first: what its own import reads is not counted among what the module read.
+    from triton.runtime.jit import JITFunction  # noqa: F401
 
     source = os.fsdecode(source)
     name = name.decode("utf-8", "surrogateescape")
     module = import_source(source)
-    obj = found = _find(module, source, name)
-    if not isinstance(obj, JITFunction) and not hasattr(obj, "fn"):
-        raise KernelNotFoundError(f"'{source}:{name}' is a {type(obj).__name__}: neither a @triton.jit function nor a "
-                                  "wrapper holding one in .fn")
-    layers, descriptions = [], []
+    return (source, module) + _register(_find(module, source, name), source, name)
+
+
+def _register(found, source, name):
+    """A handle for `found` (a JITFunction or decorators over one, each holding the next in
+    .fn): (the JITFunction, its decorator layers outermost first, their descriptions, the handle)."""
+    from triton.runtime.jit import JITFunction
+
+    if not isinstance(found, JITFunction) and not hasattr(found, "fn"):
+        raise KernelNotFoundError(f"'{source}:{name}' is a {type(found).__name__}: neither a @triton.jit function nor "
+                                  "a wrapper holding one in .fn")
+    obj, layers, descriptions = found, [], []
     while not isinstance(obj, JITFunction):
         description, inner = _describe_layer(obj, source, name)
         layers.append(obj)
@@ -129,8 +153,8 @@ def _import_kernel(source, name):
         obj = inner
     kernels.append(obj)
     decorator_stacks.append(layers)
-    named.append((source, name, found))
-    return source, module, obj, descriptions, len(kernels) - 1
+    named.append((None if source == _OBJECT else source, name, found))
+    return obj, descriptions, len(kernels) - 1
 
 
 def _find(module, source, name):
@@ -149,6 +173,8 @@ def is_current(handle):
     module was reloaded, the kernel defined again (a notebook cell run again), or another
     module of that name imported in its place."""
     source, name, found = named[handle]
+    if source is None:  # described from the object itself, which it stays
+        return True
     try:
         return _find(import_source(source), source, name) is found
     except Exception:
@@ -165,6 +191,22 @@ def kernel_description(source, name):
     """Import `source` once and describe the static signature of kernel `name` in it, with the
     decorators around it, outermost first; the answer is JSON text."""
     source, module, obj, descriptions, handle = _import_kernel(source, name)
+    file = getattr(module, "__file__", None)
+    search_path = None if source not in search_paths else [printable(p) for p in search_paths[source]]
+    return _description(handle, obj, descriptions, file, search_path)
+
+
+def object_kernel_description(target):
+    """Describe the kernel `target` is (a JITFunction, or decorators over one) as kernel_description
+    does, from the object itself: a kernel no module names (one made inside a function), which
+    the Python front end hands over. Its handle keeps `target` alive; the answer is JSON text."""
+    name = getattr(target, "__qualname__", None) or getattr(target, "__name__", None) or type(target).__name__
+    obj, descriptions, handle = _register(target, _OBJECT, str(name))
+    file = getattr(getattr(obj.fn, "__code__", None), "co_filename", None)
+    return _description(handle, obj, descriptions, file, None)
+
+
+def _description(handle, obj, descriptions, file, search_path):
     params = [{
         "name": p.name,
         "is_constexpr": bool(p.is_constexpr),
@@ -174,13 +216,12 @@ def kernel_description(source, name):
         "annotation_type": p.annotation_type,
         "default": _describe_default(p._param),
     } for p in obj.params]
-    file = getattr(module, "__file__", None)
     return as_json({
         "handle": handle,
         "name": printable(obj.__name__),
         "full_name": printable(f"{obj.__module__}.{obj.__qualname__}"),
         "file": None if file is None else printable(file),
-        "search_path": None if source not in search_paths else [printable(p) for p in search_paths[source]],
+        "search_path": search_path,
         "params": params,
         "decorators": descriptions,
     })
@@ -200,6 +241,8 @@ def dependencies(handle):
     from triton.runtime.jit import JITCallable
 
     source, name, _ = named[handle]
+    if source is None:
+        raise KernelSourceError(f"'{name}' was handed over as an object, which no other process can find by name")
     visited = {}
 
     def visit(fn):
