@@ -1,10 +1,10 @@
 // The contract between the core and the Python front end (src/python_extension/): what the
 // front end needs beyond the public API, handed over as one table through one C entry point,
 // as compiler/module_abi.h's CompilerHost is the core's contract with the compiler module.
-// Users of the public API see none of it: a kernel described from a live module or object, a launch
-// that says which binary it ran, and the files Triton's CompiledKernel of a binary reads. The
-// front end is built from the same sources as the core; a table of another version means a
-// mixed install, which the front end refuses.
+// Users of the public API see none of it: a kernel described from a live module or object, a
+// launch that says which binary it ran, and the files Triton's CompiledKernel of a binary
+// reads. The front end is built from the same sources as the core; a table of another version
+// means a mixed install, which the front end refuses.
 #pragma once
 
 #include <cstdint>

@@ -435,11 +435,22 @@ def liger_operators():
     }
 
 
+def fla_operators():
+    """fla's functions over its autotuned kernels (heuristics over its CachedAutotuner; under
+    install() the whole stack is tritonrt's while FLA_CACHE_MODE is DISABLED): name: (op, inputs)."""
+    return {
+        "chunk_local_cumsum": (lambda g: library("fla.ops.utils.cumsum").chunk_local_cumsum(g, 64),
+                               lambda: (randn(2, 256, 4), )),
+        "l2norm_fwd": (lambda x: library("fla.modules.norm.l2norm").l2norm_fwd(x), lambda: (randn(4, 512, 128), )),
+    }
+
+
 def library_operators():
     """name: (under use_gems, op, inputs)."""
     return {**{f"flag_gems {k}": (True, *v) for k, v in gems_operators().items()},
             **{f"flag_gems {k} (generated)": (True, *v) for k, v in gems_generated_operators().items()},
-            **{f"liger {k}": (False, *v) for k, v in liger_operators().items()}}
+            **{f"liger {k}": (False, *v) for k, v in liger_operators().items()},
+            **{f"fla {k}": (False, *v) for k, v in fla_operators().items()}}
 
 
 def flatten(value):
@@ -465,7 +476,7 @@ def launches_by_triton(monkeypatch):
 
 @pytest.mark.parametrize("name", sorted(library_operators()))
 def test_library_operators_under_install_equal_tritons_own_bit_for_bit(rt, launches_by_triton, caplog, name):
-    """The operators a FlagGems or Liger user calls, every kernel launch of them routed by
+    """The operators a FlagGems, Liger or fla user calls, every kernel launch of them routed by
     install(): the same bits as Triton's own path on the same inputs, twice; no launch through
     Triton's launcher, no fallback logged."""
     import gc
@@ -507,7 +518,6 @@ def test_library_operators_under_install_equal_tritons_own_bit_for_bit(rt, launc
     assert [r.getMessage() for r in caplog.records if r.name == "tritonrt"] == []
 
 
-@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="one GPU")
 def test_kernels_made_inside_a_function_under_install_give_tritons_results(rt, launches_by_triton):
     """Kernels no module names, one per closure constant as a factory makes them (with a
     heuristic over each): under install(), each computes its own scale through tritonrt,
@@ -533,6 +543,7 @@ def test_kernels_made_inside_a_function_under_install_give_tritons_results(rt, l
     assert launches_by_triton[0] == 0
 
 
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="one GPU")
 def test_the_current_device_runs_the_launch(rt):
     # Back and forth, on each device's default stream and on a stream of its own: the launch
     # follows torch's current device and that device's current stream every time.
