@@ -6,14 +6,12 @@ Kernel of an object install() routes). tritonrt.frontend, the public module, cal
 nothing here imports it (its _setup hands over its own callback and classes).
 """
 import ast
-import contextlib
 import importlib
 import inspect
 import logging
 import os
 import sys
 import threading
-import types
 
 _LOG = logging.getLogger("tritonrt")
 _lock = threading.RLock()
@@ -210,49 +208,16 @@ def _jit_inside(obj):
     return None
 
 
-def _unlisted_module(jit, module_name):
-    """A stand-in for the module `jit` was defined in when its loader kept that module out of
-    sys.modules (FlagGems loads the kernels it generates so, then copies in another module's
-    globals, `__name__` and `__file__` among them): a module of the kernel's module name and
-    source file holding what the module's namespace holds now (the live kernels, whose globals
-    stay the module's own), or None where `jit` was not defined in a file."""
-    namespace = getattr(jit.fn, "__globals__", None)
-    path = getattr(getattr(jit.fn, "__code__", None), "co_filename", None)
-    if not isinstance(namespace, dict) or not module_name or not isinstance(path, str) or not os.path.isfile(path):
-        return None
-    stand_in = types.ModuleType(module_name)
-    stand_in.__dict__.update(namespace)
-    stand_in.__name__, stand_in.__file__ = module_name, path
-    return stand_in
-
-
-@contextlib.contextmanager
-def _listed(name, module):
-    """`module` in sys.modules as `name` while the block runs (tritonrt's import of a kernel's
-    module finds it there, and keeps it for later compiles), unless that name is taken."""
-    if module is None or name in sys.modules:
-        yield
-        return
-    sys.modules[name] = module
-    try:
-        yield
-    finally:
-        if sys.modules.get(name) is module:
-            del sys.modules[name]
-
-
 def _locate(obj, jit):
-    """(module name, dotted name, the module to list while tritonrt imports it or None) by which
-    tritonrt's JitFunction::get finds `obj` (the module's own object, not another import of
-    it), or (`obj`, None, None) for a kernel no module names (one made inside a function),
-    which tritonrt describes from the object itself and does not index."""
+    """(module name, dotted name) by which tritonrt's JitFunction::get finds `obj` (the module's
+    own object, not another import of it), or (`obj`, None) for a kernel no module in
+    sys.modules names (one made inside a function; one of a module its loader kept out of
+    sys.modules, as FlagGems loads the kernels it generates), which tritonrt describes from the
+    object itself and does not index (the observer saw no module of that name run its code)."""
     module_name = getattr(jit.fn, "__module__", None)
     module = sys.modules.get(module_name)
-    unlisted = None
     if module is None:
-        module = unlisted = _unlisted_module(jit, module_name)
-        if module is None:
-            return obj, None, None
+        return obj, None
 
     def search(root, path):
         current, depth = root, 0
@@ -267,7 +232,7 @@ def _locate(obj, jit):
     for name, value in list(vars(module).items()):
         found = search(value, name)
         if found is not None:
-            return module_name, found, unlisted
+            return module_name, found
     # A kernel held by a class, by its qualified name.
     qualname = getattr(jit.fn, "__qualname__", "")
     if "<locals>" not in qualname and "." in qualname:
@@ -277,8 +242,8 @@ def _locate(obj, jit):
         for name, value in list(vars(holder).items()) if holder is not None and hasattr(holder, "__dict__") else []:
             found = search(value, name)
             if found is not None:
-                return module_name, f"{qualname.rsplit('.', 1)[0]}.{found}", unlisted
-    return obj, None, None
+                return module_name, f"{qualname.rsplit('.', 1)[0]}.{found}"
+    return obj, None
 
 
 def _is_gluon(jit):
@@ -389,7 +354,7 @@ def _new_kernel(target, fallback_run, strict, from_base_run=False):
                         f"in .fn), not {type(target).__name__}")
     defaults = tuple(jit if p.default is inspect.Parameter.empty else p.default for p in jit.params)
     reason = None
-    source = name = unlisted = None
+    source = name = None
     if type(jit) is not JITFunction and not _is_gluon(jit):
         reason = f"it is a {type(jit).__name__}, which tritonrt does not compile"
     elif strict and (why := _unreproduced(target, from_base_run)) is not None:
@@ -401,9 +366,8 @@ def _new_kernel(target, fallback_run, strict, from_base_run=False):
             reason = (f"{_DECORATORS_IN_PYTHON} ({why}); where it calls {_base_class(target).__name__}.run "
                       "(super().run), the stack launches through tritonrt from there")
     else:
-        source, name, unlisted = _locate(target, jit)
-    with _listed(source, unlisted):
-        return _frontend.Kernel(target, jit, fallback_run, source, name, defaults, reason)
+        source, name = _locate(target, jit)
+    return _frontend.Kernel(target, jit, fallback_run, source, name, defaults, reason)
 
 
 def _own_run(target):
