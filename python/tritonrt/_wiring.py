@@ -266,9 +266,9 @@ _REPRODUCED_WRAPPERS = {"flag_gems.utils.libentry.LibEntry": "libentry"}
 
 
 def _fla_cache_disabled(tuner):
-    """None where fla's CachedAutotuner.run is Autotuner.run, or why not: it looks configs up in
-    fla's config files unless its module's FLA_CACHE_MODE is DISABLED (fla's default, set from
-    the environment when fla is imported), and otherwise only builds the key it would look up."""
+    """None where fla's CachedAutotuner.run is Autotuner.run: its module's FLA_CACHE_MODE is
+    DISABLED (fla's default, set from the environment when fla is imported), and the run only
+    builds a key it never looks up. Otherwise why not: it looks configs up in fla's files."""
     mode = getattr(sys.modules.get("fla.ops.utils.cache"), "FLA_CACHE_MODE", None)
     name = getattr(mode, "name", mode)
     return None if name == "DISABLED" else f"fla's FLA_CACHE_MODE is {name}, not DISABLED"

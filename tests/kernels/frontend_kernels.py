@@ -116,31 +116,6 @@ stored_kernel = StoreTuner(tuned_kernel.fn, tuned_kernel.fn.arg_names,
                             triton.Config({"BLOCK": 64}, num_warps=2)], ["n"], None, None)
 
 
-class NoneSafeTuner(Autotuner):
-    """An Autotuner subclass that sets hooks of its own in place of those Triton's __init__
-    made for restore_value (as fla's CachedAutotuner sets None-safe ones: Triton's would clone
-    an argument passed as None); its hooks' calls are kept."""
-    hook_calls = []
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.pre_hook = lambda nargs, reset_only=False: NoneSafeTuner.hook_calls.append(("pre", reset_only))
-        self.post_hook = lambda nargs, exception: NoneSafeTuner.hook_calls.append(("post", exception))
-
-
-@triton.jit
-def maybe_sums_kernel(x_ptr, sums_ptr, n, BLOCK: tl.constexpr):
-    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    x = tl.load(x_ptr + offsets, mask=offsets < n, other=0.0)
-    if sums_ptr is not None:
-        tl.store(sums_ptr + tl.program_id(0), tl.sum(x))
-
-
-none_safe_kernel = NoneSafeTuner(maybe_sums_kernel, maybe_sums_kernel.arg_names,
-                                 [triton.Config({"BLOCK": 32}), triton.Config({"BLOCK": 64})], ["n"], None,
-                                 ["sums_ptr"])
-
-
 class Holder:
     """A kernel held by a class, found by its qualified name."""
 

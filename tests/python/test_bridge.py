@@ -199,38 +199,6 @@ def test_autotune_and_heuristics_are_described_outermost_first_with_configs_in_o
     assert heuristics == {"kind": "heuristics", "type": "Heuristics", "names": ["EVEN", "N_POW2"]}
 
 
-HOOKED_TUNERS = """
-    import triton
-    import triton.language as tl
-    from triton.runtime.autotuner import Autotuner
-
-    CONFIGS = [triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 128})]
-
-
-    class NoneSafeTuner(Autotuner):  # as fla's CachedAutotuner: its own hooks set after Triton's
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            self.pre_hook = lambda kwargs, reset_only=False: None
-
-
-    @triton.jit
-    def body(out_ptr, n, BLOCK: tl.constexpr):
-        pass
-
-
-    restored = triton.autotune(CONFIGS, key=["n"], restore_value=["out_ptr"])(body)
-    given = triton.autotune(CONFIGS, key=["n"], pre_hook=lambda kwargs, reset_only=False: None)(body)
-    replaced = NoneSafeTuner(body, body.arg_names, CONFIGS, ["n"], ["out_ptr"], None)
-"""
-
-
-def test_hooks_set_in_place_of_tritons_defaults_are_described_as_the_tuners_own(in_bridge, tmp_path):
-    kernel = write(tmp_path, "hooked_tuners.py", HOOKED_TUNERS)
-    said = in_bridge(f"result = [describe({str(kernel)!r}, n)['decorators'][0] "
-                     "for n in ('restored', 'given', 'replaced')]")
-    assert [(d["pre_hook"], d["post_hook"]) for d in said] == [(False, False), (True, False), (True, True)]
-
-
 def test_a_missing_kernel_name_is_a_kernel_not_found_error(in_bridge, tmp_path):
     kernel = write(tmp_path, "plain_kernel.py", PLAIN)
     said = in_bridge(f"result = raised(describe, {str(kernel)!r}, 'nope')")

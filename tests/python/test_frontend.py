@@ -773,24 +773,6 @@ def test_a_tuner_subclass_that_also_times_its_own_way_keeps_autotuners_run_in_py
     assert "kernel under them launches through tritonrt" in said
 
 
-def test_a_tuners_own_hooks_in_place_of_tritons_run_around_each_timed_launch(rt, recording, slow_kernels):
-    """A tuner that set hooks of its own in place of those Triton's __init__ made for its
-    restore_value (fla's None-safe ones) tunes a call passing None for that argument: its hooks
-    run around each timed launch and once more after the choice, as Triton's Autotuner._bench
-    and run call them, where tritonrt restoring the argument itself refused the None."""
-    from triton_reference import forget_tuning
-    kernel = K.none_safe_kernel
-    forget_tuning(kernel)
-    K.NoneSafeTuner.hook_calls.clear()
-    fake, recorded = fake_launches(), len(recording.launches)
-    rt.launcher(kernel)[(4, )](pointer(), None, 100)
-    assert len(recording.launches) == recorded and fake_launches() > fake + 4
-    calls = K.NoneSafeTuner.hook_calls
-    timed = calls[:-1]
-    assert calls[-1] == ("pre", True)
-    assert len(timed) >= 8 and timed == [("pre", False), ("post", None)] * (len(timed) // 2)
-
-
 def test_a_config_a_tuner_subclass_puts_in_its_cache_is_launched(rt, recording, slow_kernels):
     """What a subclass's run puts into the tuner's cache before Autotuner.run is what Triton
     launches: one equal to a config of the tuner is taken without tuning (through tritonrt);

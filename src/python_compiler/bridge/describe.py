@@ -82,25 +82,12 @@ def _tunes_a_lone_pruned_config():
     return version is not None and (int(version.group(1)), int(version.group(2))) < (3, 8)
 
 
-def _made_by_autotuner(hook):
-    """Whether `hook` is one Triton's Autotuner.__init__ made (its defaults), not one given to
-    it or set on the tuner later."""
-    from triton.runtime import autotuner
-    code = getattr(hook, "__code__", None)
-    return code is not None and code.co_filename == autotuner.__file__ and \
-        getattr(hook, "__qualname__", "").startswith("Autotuner.__init__.")
-
-
 def _describe_layer(obj, source, name):
     """One decorator around the @triton.jit function, and the object below it."""
     from triton.runtime.autotuner import Autotuner, Heuristics
     from triton import knobs
 
     if isinstance(obj, Autotuner):
-        # Hooks set on the tuner in place of those Triton's __init__ made (fla's CachedAutotuner
-        # sets None-safe ones) run as a user's would: both, where either was replaced.
-        replaced = any(not given and not _made_by_autotuner(hook) for given, hook in (
-            (obj.user_defined_pre_hook, obj.pre_hook), (obj.user_defined_post_hook, obj.post_hook)))
         return {
             "kind": "autotune",
             "type": type(obj).__name__,
@@ -108,8 +95,8 @@ def _describe_layer(obj, source, name):
             "configs": [_describe_config(c) for c in obj.configs],
             "reset_to_zero": list(obj.reset_to_zero),
             "restore_value": list(obj.restore_value),
-            "pre_hook": bool(obj.user_defined_pre_hook or replaced),
-            "post_hook": bool(obj.user_defined_post_hook or replaced),
+            "pre_hook": obj.user_defined_pre_hook,
+            "post_hook": obj.user_defined_post_hook,
             "prune": obj.early_config_prune is not None or obj.perf_model is not None or
                      _overrides(obj, Autotuner, "prune_configs"),
             "cache_results": bool(obj.cache_results),
