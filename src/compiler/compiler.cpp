@@ -206,6 +206,15 @@ std::string stored_description(const std::string& description) {
   return dump_json(j);
 }
 
+// The bridge's description of a kernel this process's Python holds, with the rules of the
+// Triton that described it.
+KernelDescription from_bridge(const PythonSide& python, std::string_view description) {
+  KernelDescription kernel = parse_kernel_description(description);
+  kernel.rules = python.rules;
+  kernel.through_python = true;
+  return kernel;
+}
+
 // Kernel `name` of `source` imported through Python and described by the bridge, then
 // recorded in the index; `why` says why nothing else served it (in the error when Python
 // cannot be loaded).
@@ -220,11 +229,9 @@ KernelDescription described_through_python(std::string_view source, std::string_
     Traced traced({name}, "importing '{}' through Python", source);
     description = compiler->describe_kernel(source, name);
   }
-  KernelDescription kernel = parse_kernel_description(description);
-  kernel.rules = python.rules;
+  KernelDescription kernel = from_bridge(python, description);
   kernel.source = source;
   kernel.name = name;
-  kernel.through_python = true;
   if (index_enabled()) {
     // A kernel whose inputs cannot all be observed still runs, through Python every time.
     try {
@@ -278,10 +285,8 @@ KernelDescription object_kernel_description(const void* object) {
     Traced traced({}, "describing a kernel object through Python");
     description = python.compiler->describe_object(object);
   }
-  KernelDescription kernel = parse_kernel_description(description);
-  kernel.rules = python.rules;
+  KernelDescription kernel = from_bridge(python, description);
   kernel.name = kernel.signature.name;
-  kernel.through_python = true;
   if (index_enabled()) {
     log_about(LogLevel::info, {kernel.name}, "not indexed: it was described from its object, which no module names");
   }

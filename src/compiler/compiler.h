@@ -43,9 +43,10 @@ KernelDescription kernel_description(std::string_view source, std::string_view n
 /// imported) through Python, never read from a bundle or the index, and recorded in the index.
 KernelDescription live_kernel_description(std::string_view source, std::string_view name);
 /// The kernel `object` is (a PyObject*, handed over by the Python front end with the GIL held:
-/// a @triton.jit function or decorators over one that no module need name, as one made inside
-/// a function), described through Python from the object itself. No other process can name
-/// it, so it has no records: its binaries come from Triton's cache.
+/// a @triton.jit function or decorators over one that no module in sys.modules names, as one
+/// made inside a function or one of a module its loader kept out of sys.modules), described
+/// through Python from the object itself. No other process can name it, so it has no records:
+/// its binaries come from Triton's cache.
 KernelDescription object_kernel_description(const void* object);
 /// Whether `kernel` was described through Python and its module still holds that very object
 /// under its name; false for a kernel read from a bundle or the index (no Python is started).

@@ -29,8 +29,9 @@ struct FrontEndApi {
   /// kernel it described. Throws SourceError.
   JitFunction& (*live_kernel)(std::string_view source, std::string_view name);
   /// The kernel `object` is (a PyObject*, the GIL held: a @triton.jit function or decorators
-  /// over one), described from the object itself, for a kernel no module names (one made
-  /// inside a function). One JitFunction per object for the process's life, as the bridge
+  /// over one), described from the object itself, for a kernel no module in sys.modules names
+  /// (one made inside a function, or one of a module its loader kept out of sys.modules). One
+  /// JitFunction per object for the process's life, as the bridge
   /// keeps the object; never indexed (no other process can name it), so each process compiles
   /// it or finds it in Triton's cache. Throws SourceError.
   JitFunction& (*object_kernel)(const void* object);

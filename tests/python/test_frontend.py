@@ -1371,6 +1371,13 @@ def layers_of(kernel):
         kernel = getattr(kernel, "fn", None)
 
 
+def forget_kernels(kernel):
+    """Drops the Kernels install() kept on each layer of `kernel`: the next launch makes them anew."""
+    for layer in layers_of(kernel):
+        for attribute in ("_tritonrt_kernel", "_tritonrt_base_kernel"):
+            layer.__dict__.pop(attribute, None)
+
+
 def test_fla_kernels_with_a_config_cache_mode_keep_their_tuners_run_under_install(rt, recording, slow_kernels,
                                                                                   no_torch_gpu, monkeypatch, caplog):
     """Where fla's FLA_CACHE_MODE is not DISABLED, CachedAutotuner.run looks configs up in fla's
@@ -1383,9 +1390,7 @@ def test_fla_kernels_with_a_config_cache_mode_keep_their_tuners_run_under_instal
     monkeypatch.setattr(cache, "FLA_CACHE_MODE", cache.FlaCacheMode.STRICT)
     monkeypatch.setenv("FLA_CONFIG_DIR", str(Path(os.devnull)))  # no config files: Triton's tuning
     tuner = next(layer for layer in layers_of(kernel) if type(layer).__name__ == "CachedAutotuner")
-    for layer in layers_of(kernel):  # made afresh for this mode
-        for attribute in ("_tritonrt_kernel", "_tritonrt_base_kernel"):
-            layer.__dict__.pop(attribute, None)
+    forget_kernels(kernel)  # made afresh for this mode
     args, kwargs = make()
     runs = []
     original_run = type(tuner).run
@@ -1401,9 +1406,7 @@ def test_fla_kernels_with_a_config_cache_mode_keep_their_tuners_run_under_instal
         assert triton_runs == [] and len(runs) == 4
     finally:
         rt.uninstall()
-        for layer in layers_of(kernel):
-            for attribute in ("_tritonrt_kernel", "_tritonrt_base_kernel"):
-                layer.__dict__.pop(attribute, None)
+        forget_kernels(kernel)
     said = [r.getMessage() for r in caplog.records if r.name == "tritonrt" and "CachedAutotuner" in r.getMessage()]
     assert len(said) == 1 and "redefines Autotuner.run: fla's FLA_CACHE_MODE is STRICT, not DISABLED" in said[0]
 

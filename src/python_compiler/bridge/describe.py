@@ -18,7 +18,6 @@ decorator_stacks = []  # handle -> the decorator objects around it, outermost fi
 # handle -> (source, name, the object found under that name); source None for a kernel described
 # from the object the front end handed over, which the list keeps alive (its id names it).
 named = []
-_OBJECT = "<object>"  # the source messages give a kernel handed over as an object
 
 
 def _safe_repr(value):
@@ -116,7 +115,7 @@ def _import_kernel(source, name):
     source: (source, module, the JITFunction, its decorator layers outermost first, their
     descriptions, its handle)."""
     # Triton imported first: what its own import reads is not counted among what the module read.
-    from triton.runtime.jit import JITFunction  # noqa: F401
+    import triton.runtime.jit  # noqa: F401
 
     source = os.fsdecode(source)
     name = name.decode("utf-8", "surrogateescape")
@@ -126,21 +125,23 @@ def _import_kernel(source, name):
 
 def _register(found, source, name):
     """A handle for `found` (a JITFunction or decorators over one, each holding the next in
-    .fn): (the JITFunction, its decorator layers outermost first, their descriptions, the handle)."""
+    .fn), kernel `name` of `source`, or handed over as an object (source None): (the
+    JITFunction, its decorator layers outermost first, their descriptions, the handle)."""
     from triton.runtime.jit import JITFunction
 
+    shown = "<object>" if source is None else source  # in messages
     if not isinstance(found, JITFunction) and not hasattr(found, "fn"):
-        raise KernelNotFoundError(f"'{source}:{name}' is a {type(found).__name__}: neither a @triton.jit function nor "
+        raise KernelNotFoundError(f"'{shown}:{name}' is a {type(found).__name__}: neither a @triton.jit function nor "
                                   "a wrapper holding one in .fn")
     obj, layers, descriptions = found, [], []
     while not isinstance(obj, JITFunction):
-        description, inner = _describe_layer(obj, source, name)
+        description, inner = _describe_layer(obj, shown, name)
         layers.append(obj)
         descriptions.append(description)
         obj = inner
     kernels.append(obj)
     decorator_stacks.append(layers)
-    named.append((None if source == _OBJECT else source, name, found))
+    named.append((source, name, found))
     return obj, descriptions, len(kernels) - 1
 
 
@@ -185,10 +186,11 @@ def kernel_description(source, name):
 
 def object_kernel_description(target):
     """Describe the kernel `target` is (a JITFunction, or decorators over one) as kernel_description
-    does, from the object itself: a kernel no module names (one made inside a function), which
-    the Python front end hands over. Its handle keeps `target` alive; the answer is JSON text."""
+    does, from the object itself: a kernel no module in sys.modules names (one made inside a
+    function, one of a module its loader kept out of sys.modules), which the Python front end
+    hands over. Its handle keeps `target` alive; the answer is JSON text."""
     name = getattr(target, "__qualname__", None) or getattr(target, "__name__", None) or type(target).__name__
-    obj, descriptions, handle = _register(target, _OBJECT, str(name))
+    obj, descriptions, handle = _register(target, None, str(name))
     file = getattr(getattr(obj.fn, "__code__", None), "co_filename", None)
     return _description(handle, obj, descriptions, file, None)
 
