@@ -172,9 +172,10 @@ def flaggems_mm_rows(stream):
     start = time.perf_counter()
     fast[grid](*ours, *rest, **keywords)
     torch.cuda.synchronize()
-    print(f"{case}: first call through tritonrt.launcher (its tuning) {time.perf_counter() - start:.1f} s")
-    # Each other way's first call too (not timed: they reuse the choice of the tuning above,
-    # tritonrt's and the library tuner's own).
+    print(f"{case}: first call through tritonrt.launcher (its LibTuner's tuning, the configs compiled at once "
+          f"first) {time.perf_counter() - start:.1f} s")
+    # Each other way's first call too (not timed: they take the choice the tuning above
+    # recorded in LibTuner's database).
     tritonrt.install()
     kernel[grid](*installed, *rest, **keywords)
     tritonrt.uninstall()

@@ -274,10 +274,30 @@ def _fla_cache_disabled(tuner):
     return None if name == "DISABLED" else f"fla's FLA_CACHE_MODE is {name}, not DISABLED"
 
 
-# Tuner subclasses whose own run tritonrt reproduces as Triton's Autotuner.run, by the module
-# and qualified name of the class defining it: a check of the tuner saying why not (at the
-# kernel's first launch under install()), or None.
-_REPRODUCED_RUNS = {"fla.ops.utils.cache.CachedAutotuner": _fla_cache_disabled}
+def _libtuner_keyed(tuner):
+    """None where FlagGems' LibTuner `tuner` makes its key as LibTuner does (each of Triton's
+    key values through a strategy function of its own, then the dtypes): tritonrt then takes
+    the config its database holds for a call's key (its run reads it on every call), and leaves
+    a key it lacks to its run, which tunes it with its policy. Otherwise why not."""
+    defined = _defined_by(type(tuner), "get_key")
+    if f"{defined.__module__}.{defined.__qualname__}" != "flag_gems.utils.libentry.LibTuner":
+        return f"its key is {defined.__qualname__}.get_key's"
+    strategies = getattr(tuner, "strategy", None)
+    if not isinstance(strategies, (list, tuple)) or len(strategies) != len(tuner.keys) \
+            or not all(callable(s) for s in strategies):
+        return "its strategy is not one function per key"
+    return None
+
+
+# Tuner subclasses whose own run tritonrt reproduces, by the module and qualified name of the
+# class defining it: (a check of the tuner saying why not (at the kernel's first launch under
+# install()), or None; whether its run tunes every key itself, so that tritonrt never times
+# its configs from Python and how it would time them does not matter).
+# - fla's CachedAutotuner: Triton's Autotuner.run, where fla's cache mode makes it one.
+# - FlagGems' LibTuner: Autotuner.run's launch with the config its database holds for the key
+#   (the bridge reads it there once per key); a key it lacks goes to its own run.
+_REPRODUCED_RUNS = {"fla.ops.utils.cache.CachedAutotuner": (_fla_cache_disabled, False),
+                    "flag_gems.utils.libentry.LibTuner": (_libtuner_keyed, True)}
 # What a subclass of Autotuner or Heuristics may not redefine for tritonrt to run it as Triton's
 # class runs (prune_configs it calls; the rest decide what runs, how it is timed, what is kept).
 _DECORATOR_METHODS = ("run", "_bench", "check_disk_cache", "do_bench", "warmup")
@@ -319,7 +339,8 @@ def _unreproduced(target, from_base_run=False):
                     if why is None:
                         continue
                     return f"{name} redefines {base.__name__}.{method}" + (f": {why}" if why else "")
-            if isinstance(layer, Autotuner) and getattr(layer, "_do_bench", None) is not None:
+            if isinstance(layer, Autotuner) and getattr(layer, "_do_bench", None) is not None \
+                    and not _reproduced_run(layer)[1]:
                 return f"its {name} times configs with its own do_bench"
         elif name not in _REPRODUCED_WRAPPERS:
             return f"tritonrt does not reproduce what {name}.run does"
@@ -329,11 +350,16 @@ def _unreproduced(target, from_base_run=False):
     return None
 
 
+def _reproduced_run(layer):
+    """_REPRODUCED_RUNS' entry for the class defining `layer`'s run, or (None, False)."""
+    definer = _defined_by(type(layer), "run")
+    return _REPRODUCED_RUNS.get(f"{definer.__module__}.{definer.__qualname__}", (None, False))
+
+
 def _unreproduced_run(layer):
     """Why tritonrt cannot run the run `layer`'s class defines as Triton's own (an empty text
     where that class is not one it reproduces), or None where it can."""
-    definer = _defined_by(type(layer), "run")
-    check = _REPRODUCED_RUNS.get(f"{definer.__module__}.{definer.__qualname__}")
+    check = _reproduced_run(layer)[0]
     return "" if check is None else check(layer)
 
 

@@ -34,6 +34,15 @@ struct TuningTimes {
   double seconds = 0;
 };
 
+/// What a tuner object of a kernel described through Python holds for a tuning key: the
+/// config, where it holds one; `own_run_tunes` where it keeps its own tuned choices and tunes
+/// a key it lacks with its own run (FlagGems' LibTuner: its policy, its database), which then
+/// takes the call wherever a Python run can.
+struct TunerChoice {
+  std::optional<std::size_t> config;
+  bool own_run_tunes = false;
+};
+
 /// The module's interface: answers straight from the bridge, parsed by compiler.h's parse_* functions.
 class Compiler {
  public:
@@ -84,9 +93,10 @@ class Compiler {
                             const std::vector<Arg>& key, const std::vector<std::size_t>& configs,
                             const std::vector<std::vector<double>>& timings) = 0;
   /// The config the tuner object of a kernel described through Python holds for `key` in its
-  /// own memory (Triton's Autotuner.cache: chosen by Triton's path in this process), or nothing.
-  virtual std::optional<std::size_t> remembered_choice(const KernelDescription& kernel, std::size_t layer,
-                                                       const std::vector<Arg>& key) = 0;
+  /// own memory (Triton's Autotuner.cache: chosen by Triton's path in this process; FlagGems'
+  /// LibTuner's database, under its own key), or nothing.
+  virtual TunerChoice remembered_choice(const KernelDescription& kernel, std::size_t layer,
+                                        const std::vector<Arg>& key) = 0;
   /// Puts `config` in that memory for `key`, as Triton's Autotuner.run keeps its choice; where
   /// the choice was timed (or read from a persisted result), `timed` says how, for the tuner's
   /// configs_timings and bench_time.

@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "common/record_key.h"
 #include "common/trace.h"
+#include "function/front_end_abi.h"
 #include "function/memo.h"
 #include "launch/benchmark.h"
 #include "launch/device_memory.h"
@@ -253,8 +254,16 @@ std::size_t Autotune::tune(std::vector<Arg> key, std::uint64_t hash, Resolution&
     }
   }
   if (future.valid()) {
-    GilReleased unlocked;
-    return future.get();
+    {
+      GilReleased unlocked;
+      try {
+        return future.get();
+      } catch (const OwnRunTakesCall&) {
+        if (front_end_launch_running()) throw;
+      }
+    }
+    // The key was handed to a front-end call's Python run, which has no answer for this caller.
+    return tune(std::move(key), hash, r, function);
   }
   try {
     // Events and buffers belong to the launch's context, whichever this thread has current.
@@ -333,11 +342,27 @@ std::size_t Autotune::run_tuning(const std::vector<Arg>& key, Resolution& r, Tri
   // path launches (install() and uninstall() in turn, a kernel launched both ways).
   const bool live = kernel_.handle >= 0;
   const ErrorSite site{kernel_.signature.name};
+  // A tuner that keeps its own choices and tunes with its own run (FlagGems' LibTuner) is left
+  // its run for a key it lacks where the call came from Python: that run tunes and keeps the
+  // choice where the next call finds it here. From C++, tritonrt tunes it as Triton's would.
   if (live) {
-    GilReleased unlocked;
-    if (const auto remembered =
-            python_side(site, "its tuner is Python's").compiler->remembered_choice(kernel_, layer_, key)) {
-      return *remembered;
+    TunerChoice remembered;
+    {
+      GilReleased unlocked;
+      remembered = python_side(site, "its tuner is Python's").compiler->remembered_choice(kernel_, layer_, key);
+    }
+    if (remembered.config) return *remembered.config;
+    if (remembered.own_run_tunes && front_end_launch_running()) {
+      log_about(LogLevel::info, site,
+                "its tuner has no config for key {}: its own run tunes it, then tritonrt "
+                "launches with its choice",
+                key_text(key));
+      // That run compiles and times its configs one after another; compiled here first, all at
+      // once, each of its launches finds its binary made (what fails to compile is its to meet).
+      if (const std::vector<std::size_t> kept = candidates(r); kept.size() > 1 && !is_capturing(r.launch->stream)) {
+        (void)function.trials(layer_, kept, r);
+      }
+      throw OwnRunTakesCall("its tuner's own run tunes key " + key_text(key));
     }
   }
   TuningTimes timed;

@@ -9,6 +9,26 @@
 #include "compiler/compiler.h"
 
 namespace tritonrt::detail {
+namespace {
+
+thread_local bool in_front_end_launch = false;
+
+// Marks this thread's front-end launch while it runs (a grid function's Python may launch
+// another kernel inside it).
+class FrontEndLaunch {
+ public:
+  FrontEndLaunch() : outer_(in_front_end_launch) { in_front_end_launch = true; }
+  ~FrontEndLaunch() { in_front_end_launch = outer_; }
+  FrontEndLaunch(const FrontEndLaunch&) = delete;
+  FrontEndLaunch& operator=(const FrontEndLaunch&) = delete;
+
+ private:
+  bool outer_;
+};
+
+}  // namespace
+
+bool front_end_launch_running() noexcept { return in_front_end_launch; }
 
 struct FrontEndAccess {
   static JitFunction& live_kernel(std::string_view source, std::string_view name) {
@@ -29,6 +49,7 @@ struct FrontEndAccess {
     return *described.try_emplace(object, std::move(made)).first->second;
   }
   static const Artifact& launch(JitFunction& fn, const LaunchConfig& config, std::span<const Arg> args) {
+    const FrontEndLaunch marked;
     return fn.launch_artifact(config, args);
   }
 };

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <span>
+#include <stdexcept>
 #include <string_view>
 #include <vector>
 
@@ -43,6 +44,19 @@ struct FrontEndApi {
   /// hold): compiler/compiler.h's files_for_triton. Throws ArtifactError.
   std::vector<std::filesystem::path> (*compiled_kernel_files)(const Artifact& artifact);
 };
+
+/// Thrown out of a front-end launch where a decorator's own Python run takes the call: a tuner
+/// that keeps its own tuned choices has none for the call's key (FlagGems' LibTuner tunes it
+/// with its policy and keeps the choice in its database, where the next call finds it). The
+/// front end hands the call, unchanged, to the stack's own run. Never thrown to a C++ caller:
+/// there tritonrt tunes such a key itself.
+class OwnRunTakesCall : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Whether a front-end launch runs on this thread, so that a stack's own run can take its call.
+bool front_end_launch_running() noexcept;
 
 }  // namespace tritonrt::detail
 

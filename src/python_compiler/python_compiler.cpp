@@ -370,13 +370,17 @@ void PythonCompiler::write_tuning(const KernelDescription& kernel, std::size_t l
   }
 }
 
-std::optional<std::size_t> PythonCompiler::remembered_choice(const KernelDescription& kernel, std::size_t layer,
-                                                             const std::vector<Arg>& key) {
+TunerChoice PythonCompiler::remembered_choice(const KernelDescription& kernel, std::size_t layer,
+                                              const std::vector<Arg>& key) {
   py::gil_scoped_acquire gil;
   try {
-    const py::object found = bridge_module().attr("remembered_choice")(handle(kernel), layer, python_key(key));
-    if (found.is_none()) return std::nullopt;
-    return found.cast<std::size_t>();
+    // (config index or None, whether the tuner's own run tunes a key it lacks)
+    const auto found =
+        bridge_module().attr("remembered_choice")(handle(kernel), layer, python_key(key)).cast<py::tuple>();
+    TunerChoice choice;
+    if (!found[0].is_none()) choice.config = found[0].cast<std::size_t>();
+    choice.own_run_tunes = found[1].cast<bool>();
+    return choice;
   } catch (py::error_already_set& e) {
     rethrow(e, {kernel.signature.name}, "reading its tuner's choices");
   }

@@ -32,8 +32,8 @@ class PythonCompiler final : public Compiler {
   void write_tuning(const KernelDescription& kernel, std::size_t layer, const Target& target,
                     const std::vector<Arg>& key, const std::vector<std::size_t>& configs,
                     const std::vector<std::vector<double>>& timings) override;
-  std::optional<std::size_t> remembered_choice(const KernelDescription& kernel, std::size_t layer,
-                                               const std::vector<Arg>& key) override;
+  TunerChoice remembered_choice(const KernelDescription& kernel, std::size_t layer,
+                                const std::vector<Arg>& key) override;
   void remember_choice(const KernelDescription& kernel, std::size_t layer, const std::vector<Arg>& key,
                        std::size_t config, const TuningTimes* timed) override;
 

@@ -1,7 +1,8 @@
 // One launch from Python: the call bound, the grid read (or grid(META) called with the bound
 // arguments), then JitFunction's launch path without the GIL. What tritonrt cannot launch (a
 // value it does not pass, a runtime hook, an argument error Triton words itself) is handed,
-// unchanged, to Triton's own run, and the reason is logged once per kernel.
+// unchanged, to Triton's own run, and the reason is logged once per kernel; so is a call whose
+// tuning a library's tuner does with its own run (FlagGems' LibTuner), without a warning.
 
 #include "python_extension/kernel.h"
 
@@ -270,6 +271,7 @@ PyObject* launch(KernelObject* k, Call& c) {
   const Artifact* artifact = nullptr;
   std::string error;
   bool raised = false;
+  bool own_run = false;  // a tuner's own run takes this call (the core logged why)
   {
     // Nothing below reads Python but grid(META), which needs the GIL kept.
     PyThreadState* released = callable_grid ? nullptr : PyEval_SaveThread();
@@ -277,12 +279,15 @@ PyObject* launch(KernelObject* k, Call& c) {
       artifact = &state().core->launch(*p.fn, config, args);
     } catch (const PythonRaised&) {
       raised = true;
+    } catch (const detail::OwnRunTakesCall&) {
+      own_run = true;
     } catch (const std::exception& e) {
       error = e.what();
     }
     if (released != nullptr) PyEval_RestoreThread(released);
   }
   if (raised) return nullptr;
+  if (own_run) return fallback(k, c, nullptr);
   if (artifact == nullptr) {
     PyErr_Clear();
     return fallback(k, c, error.c_str());

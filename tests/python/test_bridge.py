@@ -199,6 +199,44 @@ def test_autotune_and_heuristics_are_described_outermost_first_with_configs_in_o
     assert heuristics == {"kind": "heuristics", "type": "Heuristics", "names": ["EVEN", "N_POW2"]}
 
 
+LIBTUNED = """
+    import triton
+    import triton.language as tl
+    from flag_gems.utils import libtuner
+
+
+    @libtuner(configs=[triton.Config({"BLOCK": b}, num_warps=w) for b, w in ((64, 4), (128, 4), (128, 8))],
+              key=["n", "m"], strategy=["log", "align32"])
+    @triton.jit
+    def tuned(x_ptr, n, m, BLOCK: tl.constexpr):
+        tl.store(x_ptr + tl.arange(0, BLOCK), n + m)
+"""
+
+
+def test_a_tuners_remembered_choice_is_its_cache_or_flaggems_libtuners_database_under_its_own_key(in_bridge,
+                                                                                                  tmp_path):
+    """Triton's Autotuner: the config its cache holds for Triton's key, else none (tritonrt
+    tunes). FlagGems' LibTuner: the config its database holds under LibTuner's key (each key
+    value through its strategy, then the dtypes), matched to its configs by values and options
+    as its run matches it; else none, its own run tuning the key."""
+    decorated = write(tmp_path, "decorated_kernel.py", DECORATED)
+    libtuned = write(tmp_path, "libtuned_kernel.py", LIBTUNED)
+    said = in_bridge(f"""
+        import triton
+        tuned = describe({str(decorated)!r}, "tuned")["handle"]
+        tuner = bridge.describe.decorator_stacks[tuned][0]
+        tuner.cache[(1000, )] = tuner.configs[1]
+        lib = describe({str(libtuned)!r}, "tuned")["handle"]
+        libtuner = bridge.describe.decorator_stacks[lib][0]
+        libtuner.cache[(128, 64, "torch.float16")] = triton.Config({{"BLOCK": 128}}, num_warps=8)  # as read back
+        fp16 = ("str", b"torch.float16")
+        result = [bridge.remembered_choice(tuned, 0, [("int", 1000)]), bridge.remembered_choice(tuned, 0, [("int", 7)]),
+                  bridge.remembered_choice(lib, 0, [("int", 100), ("int", 40), fp16]),
+                  bridge.remembered_choice(lib, 0, [("int", 128), ("int", 64), fp16]),
+                  bridge.remembered_choice(lib, 0, [("int", 300), ("int", 40), fp16])]
+    """, GEMS_VENDOR="nvidia", FLAGGEMS_DB_URL="sqlite:///:memory:")
+    assert said == [[1, False], [None, False], [2, True], [2, True], [None, True]]
+
 def test_a_missing_kernel_name_is_a_kernel_not_found_error(in_bridge, tmp_path):
     kernel = write(tmp_path, "plain_kernel.py", PLAIN)
     said = in_bridge(f"result = raised(describe, {str(kernel)!r}, 'nope')")

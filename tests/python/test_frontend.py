@@ -1412,6 +1412,73 @@ def test_fla_kernels_with_a_config_cache_mode_keep_their_tuners_run_under_instal
 
 
 
+def dreglu_call(m):
+    """FlagGems' dreglu kernel (libentry over its LibTuner, keyed on M and N) as reglu's backward
+    calls it, for an m x 256 fp16 gradient: (kernel, its LibTuner, grid, args, LibTuner's key)."""
+    kernel = library_module("flag_gems.fused.reglu").dreglu_kernel
+    if not kernel.kernel_cache:  # one cache per device: none is counted without a GPU
+        kernel.kernel_cache = ({}, )
+    tuner = kernel.fn
+    args = (pointer(0x10000, "float16"), pointer(0x20000, "float16"), pointer(0x30000, "float16"), m, 256, 256, 1,
+            512, 1, 512, 1)
+    grid = lambda meta: (triton.cdiv(m, meta["BLOCK_M"]), triton.cdiv(256, meta["BLOCK_N"]))  # noqa: E731
+    own_key = tuner.get_key({k: v for k, v in zip(tuner.arg_names, args)})
+    return kernel, tuner, grid, args, own_key
+
+
+def test_flag_gems_libtuner_under_install_takes_its_databases_choice_and_leaves_a_key_it_lacks_to_its_run(
+        rt, recording, slow_kernels, no_torch_gpu, monkeypatch, caplog):
+    """FlagGems' LibTuner keeps its choices in its database under its own key and tunes a key it
+    lacks with its policy. Under install(): a key it holds launches its config through tritonrt
+    from the first call, its run never called; a key it lacks goes to its run once (which
+    tunes, here with stand-in timings, and records the choice), then tritonrt launches that
+    choice with no Python; best_config is the config that ran; no warning; Triton's path
+    launches the same binaries."""
+    kernel, tuner, grid, args, held = dreglu_call(64)
+    LibTuner = library_module("flag_gems.utils.libentry").LibTuner
+    runs = []
+    original_run = LibTuner.run
+    monkeypatch.setattr(LibTuner, "run", lambda self, *a, **k: runs.append(1) or original_run(self, *a, **k))
+    assert len(tuner.configs) > 2
+    tuner.cache[held] = triton.Config(dict(tuner.configs[2].kwargs), num_warps=tuner.configs[2].num_warps,
+                                      num_stages=tuner.configs[2].num_stages)  # as its database gives it back
+    _, _, _, lacking_args, lacking = dreglu_call(96)
+    grids = {held: grid, lacking: (96, 1)}  # a grid function holds the GIL through the launch; a tuple does not
+    assert lacking != held and tuner.cache.get(lacking) is None
+    chosen = len(tuner.configs) - 1
+    timed = []  # its policy times each config it keeps: the stand-in says the last is fastest
+    monkeypatch.setattr(tuner, "_bench", lambda *a, config, **k: timed.append(config) or
+                        [1.0 if config is tuner.configs[chosen] else 2.0] * 3, raising=False)
+    forget_kernels(kernel)
+    rt.install()
+    results = {}
+    try:
+        with caplog.at_level(logging.INFO, logger="tritonrt"), calls_of(autotuner_run()) as triton_runs:
+            for call_args, key in ((args, held), (lacking_args, lacking)):
+                for i in range(3):
+                    fake, recorded = fake_launches(), len(recording.launches)
+                    results[key] = kernel[grids[key]](*call_args)
+                    assert fake_launches() == fake + 1 and len(recording.launches) == recorded
+                    assert tuner.best_config is tuner.configs[2 if key is held else chosen]
+                if key is held:
+                    assert runs == [] and timed == []
+        assert triton_runs == []
+    finally:
+        rt.uninstall()
+    assert runs == [1] and len(timed) == len(tuner.configs)  # the lacking key's first call, which tuned
+    assert tuner.cache.get(lacking).all_kwargs() == tuner.configs[chosen].all_kwargs()
+    assert kernel._tritonrt_kernel.reason is None
+    assert [r.getMessage() for r in caplog.records if r.name == "tritonrt" and r.levelno >= logging.WARNING] == []
+    for call_args, key, config in ((args, held, 2), (lacking_args, lacking, chosen)):
+        made = tuner.configs[config]
+        assert {k: results[key][1].get(k) for k in made.kwargs} == made.kwargs
+        assert results[key][1].get("num_warps") == made.num_warps
+        kernel.kernel_cache = ({}, )
+        runs.clear()
+        theirs = kernel[grids[key]](*call_args)
+        assert runs == [1] and theirs[1] == results[key][1] and theirs[0].hash == results[key][0].hash
+
+
 # --- without a GPU ---------------------------------------------------------------------------------
 
 INTERPRETED = """

@@ -479,17 +479,12 @@ def test_library_operators_under_install_equal_tritons_own_bit_for_bit(rt, launc
     """The operators a FlagGems, Liger or fla user calls, every kernel launch of them routed by
     install(): the same bits as Triton's own path on the same inputs, twice; no launch through
     Triton's launcher, no fallback logged."""
-    import gc
     import logging
     flag_gems = library("flag_gems")
-    from flag_gems.utils.libentry import LibEntry
     gems, op, inputs = library_operators()[name]
 
     def run():
-        # FlagGems' libentry relaunches the compiled kernel of its first call: start each side afresh.
-        # type(), not isinstance(): the heap holds weak proxies of objects gone, which raise there
-        for entry in (o for o in gc.get_objects() if issubclass(type(o), LibEntry)):
-            entry.kernel_cache = tuple({} for _ in entry.kernel_cache)
+        forget_libentry_kernels()  # libentry relaunches the compiled kernel of its first call: each side afresh
         torch.manual_seed(0)
         made = inputs()
         if gems:
@@ -516,6 +511,48 @@ def test_library_operators_under_install_equal_tritons_own_bit_for_bit(rt, launc
             assert (a is None and b is None) or torch.equal(a, b)
     assert launches_by_triton[0] == launched
     assert [r.getMessage() for r in caplog.records if r.name == "tritonrt"] == []
+
+
+def forget_libentry_kernels():
+    """Empties every FlagGems libentry's cache of the kernels its first calls compiled."""
+    import gc
+    from flag_gems.utils.libentry import LibEntry
+    # type(), not isinstance(): the heap holds weak proxies of objects gone, which raise there
+    for entry in (o for o in gc.get_objects() if issubclass(type(o), LibEntry)):
+        entry.kernel_cache = tuple({} for _ in entry.kernel_cache)
+
+
+def test_flag_gems_mm_under_install_tunes_a_new_key_with_its_libtuner_then_launches_its_choice(
+        rt, launches_by_triton, monkeypatch, caplog):
+    """FlagGems' matmul on a shape its LibTuner has not tuned, under install(): the first call
+    runs LibTuner.run (its policy times its configs, each launch through tritonrt), the later
+    ones do not (tritonrt launches the config it recorded); the same bits as Triton's path,
+    which then takes that config from LibTuner's database; no warning."""
+    import logging
+    flag_gems = library("flag_gems")
+    from flag_gems.utils.libentry import LibTuner
+    runs = []
+    original = LibTuner.run
+    monkeypatch.setattr(LibTuner, "run", lambda self, *a, **k: runs.append(1) or original(self, *a, **k))
+    torch.manual_seed(0)
+    a, b = randn(160, 224, dtype=torch.float16), randn(224, 96, dtype=torch.float16)
+    forget_libentry_kernels()
+    launches_by_triton[0] = 0
+    rt.install()
+    try:
+        with caplog.at_level(logging.WARNING, logger="tritonrt"), flag_gems.use_gems():
+            ours = [torch.mm(a, b) for _ in range(3)]
+            torch.cuda.synchronize()
+    finally:
+        rt.uninstall()
+    assert runs == [1] and launches_by_triton[0] == 0
+    assert [r.getMessage() for r in caplog.records if r.name == "tritonrt"] == []
+    forget_libentry_kernels()
+    with flag_gems.use_gems():
+        theirs = torch.mm(a, b)
+    assert runs == [1, 1] and launches_by_triton[0] > 0
+    for got in ours:
+        assert torch.equal(got, theirs)
 
 
 def test_kernels_made_inside_a_function_under_install_give_tritons_results(rt, launches_by_triton):

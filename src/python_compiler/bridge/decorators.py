@@ -173,21 +173,59 @@ def write_tuning(handle, layer, backend_name, arch, warp_size, key, configs, tim
 
 
 def remembered_choice(handle, layer, key):
-    """The index of the config decorator `layer`'s own memory (Autotuner.cache, filled by
-    Triton's path in this process, or by a subclass's run before it calls Autotuner.run) holds
-    for tuning key `key`, or None. A config there that is none of the tuner's configs is
-    refused: Triton's path launches with it (tritonrt launches only the configs it described)."""
+    """(index, own_run_tunes): the index of the config decorator `layer`'s own memory holds for
+    tuning key `key`, or None; and whether the tuner tunes a key it lacks with its own run,
+    keeping its choice where this finds it (FlagGems' LibTuner), so that a call from Python is
+    left to that run. The memory is Autotuner.cache (filled by Triton's path in this process,
+    or by a subclass's run before it calls Autotuner.run), or LibTuner's database under its own
+    key. A config there that is none of the tuner's configs is refused: Triton's path launches
+    with it (tritonrt launches only the configs it described)."""
     tuner = decorator_stacks[handle][layer]
+    key = _key_tuple(key)
+    if _is_libtuner(tuner):
+        return _libtuner_choice(tuner, key), True
     memory = getattr(tuner, "cache", None)
-    config = memory.get(_key_tuple(key)) if isinstance(memory, dict) else None
+    config = memory.get(key) if isinstance(memory, dict) else None
     if config is None:
-        return None
+        return None, False
     for i, candidate in enumerate(tuner.configs):
         if candidate is config:
-            return i
+            return i, False
     found = next((i for i, candidate in enumerate(tuner.configs) if candidate == config), None)
     if found is None:
-        raise ValueError(f"its tuner's cache holds, for key {_key_tuple(key)}, the config {config}, which is none of "
+        raise ValueError(f"its tuner's cache holds, for key {key}, the config {config}, which is none of its configs")
+    return found, False
+
+
+# FlagGems' LibTuner (flag_gems.utils.libentry), by the class defining its run and its key: it
+# keeps its choices in its database (tuner.cache, read on every call of its run), under its own
+# key: each of Triton's key values through the tuner's strategy function for it, then Triton's
+# dtype strings. A key it lacks it tunes with its policy (timings in its benchmark table).
+_LIBTUNER = "flag_gems.utils.libentry.LibTuner"
+
+
+def _is_libtuner(tuner):
+    for name in ("run", "get_key"):
+        definer = next((c for c in type(tuner).__mro__ if name in c.__dict__), None)
+        if definer is None or f"{definer.__module__}.{definer.__qualname__}" != _LIBTUNER:
+            return False
+    return True
+
+
+def _libtuner_choice(tuner, key):
+    """The index of the config LibTuner `tuner` holds for Triton's tuning key `key`, or None.
+    As its run: a config from the database (which keeps no pre_hook) is the first of its configs
+    with the same values and options."""
+    count = len(tuner.keys)
+    own_key = tuple(strategy(value) for strategy, value in zip(tuner.strategy, key[:count])) + key[count:]
+    config = tuner.cache.get(own_key)
+    if config is None:
+        return None
+    wanted = config.all_kwargs()
+    found = next((i for i, candidate in enumerate(tuner.configs)
+                  if candidate is config or (config.pre_hook is None and candidate.all_kwargs() == wanted)), None)
+    if found is None:
+        raise ValueError(f"its LibTuner's database holds, for key {own_key}, the config {config}, which is none of "
                          "its configs")
     return found
 
