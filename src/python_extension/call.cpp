@@ -1,8 +1,9 @@
 // One launch from Python: the call bound, the grid read (or grid(META) called with the bound
 // arguments), then JitFunction's launch path without the GIL. What tritonrt cannot launch (a
 // value it does not pass, a runtime hook, an argument error Triton words itself) is handed,
-// unchanged, to Triton's own run, and the reason is logged once per kernel; so is a call whose
-// tuning a library's tuner does with its own run (FlagGems' LibTuner), without a warning.
+// unchanged, to Triton's own run, and the reason is logged once per kernel. A call whose key a
+// library's tuner tunes with its own run (FlagGems' LibTuner) is handed to the stack's own run
+// too, with no warning (the core says so at INFO).
 
 #include "python_extension/kernel.h"
 

@@ -205,11 +205,15 @@ _LIBTUNER = "flag_gems.utils.libentry.LibTuner"
 
 
 def _is_libtuner(tuner):
+    """Whether `tuner` runs and makes its key as LibTuner does, with one strategy function per
+    key (otherwise it is taken as Triton's Autotuner, which tritonrt tunes itself)."""
     for name in ("run", "get_key"):
         definer = next((c for c in type(tuner).__mro__ if name in c.__dict__), None)
         if definer is None or f"{definer.__module__}.{definer.__qualname__}" != _LIBTUNER:
             return False
-    return True
+    strategies = getattr(tuner, "strategy", None)
+    return isinstance(strategies, (list, tuple)) and len(strategies) == len(tuner.keys) \
+        and all(map(callable, strategies))
 
 
 def _libtuner_choice(tuner, key):
