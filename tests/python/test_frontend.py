@@ -1455,7 +1455,7 @@ def test_flag_gems_libtuner_under_install_takes_its_databases_choice_and_leaves_
     try:
         with caplog.at_level(logging.INFO, logger="tritonrt"), calls_of(autotuner_run()) as triton_runs:
             for call_args, key in ((args, held), (lacking_args, lacking)):
-                for i in range(3):
+                for _ in range(3):
                     fake, recorded = fake_launches(), len(recording.launches)
                     results[key] = kernel[grids[key]](*call_args)
                     assert fake_launches() == fake + 1 and len(recording.launches) == recorded
