@@ -274,13 +274,16 @@ def _fla_cache_disabled(tuner):
     return None if name == "DISABLED" else f"fla's FLA_CACHE_MODE is {name}, not DISABLED"
 
 
+_LIBTUNER = "flag_gems.utils.libentry.LibTuner"
+
+
 def _libtuner_keyed(tuner):
     """None where FlagGems' LibTuner `tuner` makes its key as LibTuner does (each of Triton's
     key values through a strategy function of its own, then the dtypes): tritonrt then takes
     the config its database holds for a call's key (its run reads it on every call), and leaves
     a key it lacks to its run, which tunes it with its policy. Otherwise why not."""
     defined = _defined_by(type(tuner), "get_key")
-    if f"{defined.__module__}.{defined.__qualname__}" != "flag_gems.utils.libentry.LibTuner":
+    if _qualified(defined) != _LIBTUNER:
         return f"its key is {defined.__qualname__}.get_key's"
     strategies = getattr(tuner, "strategy", None)
     if not isinstance(strategies, (list, tuple)) or len(strategies) != len(tuner.keys) \
@@ -297,16 +300,20 @@ def _libtuner_keyed(tuner):
 # - FlagGems' LibTuner: Autotuner.run's launch with the config its database holds for the key
 #   (the bridge reads it there once per key); a key it lacks goes to its own run.
 _REPRODUCED_RUNS = {"fla.ops.utils.cache.CachedAutotuner": (_fla_cache_disabled, False),
-                    "flag_gems.utils.libentry.LibTuner": (_libtuner_keyed, True)}
+                    _LIBTUNER: (_libtuner_keyed, True)}
 # What a subclass of Autotuner or Heuristics may not redefine for tritonrt to run it as Triton's
 # class runs (prune_configs it calls; the rest decide what runs, how it is timed, what is kept).
 _DECORATOR_METHODS = ("run", "_bench", "check_disk_cache", "do_bench", "warmup")
 _DECORATORS_IN_PYTHON = "its decorators run in Python"
 
 
-def _class_name(layer):
-    cls = type(layer)
+def _qualified(cls):
+    """`cls`'s module and qualified name, as the tables above name classes."""
     return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _class_name(layer):
+    return _qualified(type(layer))
 
 
 def _defined_by(cls, name):
@@ -352,8 +359,7 @@ def _unreproduced(target, from_base_run=False):
 
 def _reproduced_run(layer):
     """_REPRODUCED_RUNS' entry for the class defining `layer`'s run, or (None, False)."""
-    definer = _defined_by(type(layer), "run")
-    return _REPRODUCED_RUNS.get(f"{definer.__module__}.{definer.__qualname__}", (None, False))
+    return _REPRODUCED_RUNS.get(_qualified(_defined_by(type(layer), "run")), (None, False))
 
 
 def _unreproduced_run(layer):
