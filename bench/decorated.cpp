@@ -199,13 +199,21 @@ int run(const std::string& output) {
   explicit_config.options = {.num_warps = 4, .num_stages = stages};
   scale(explicit_config, xp, outp, kN, 2.0f, 1024);
   heuristic(config, xp, outp, kN, 2.0f);
+  // The heuristics kernel called with 256 sizes in turn (n = 4096, 4080, ..., 16: its heuristic
+  // read each once, before the timing), as a model's kernels see many shapes.
+  std::vector<std::int64_t> sizes;
+  for (std::int64_t n = kN; n > 0; n -= 16) sizes.push_back(n);
+  for (const std::int64_t n : sizes) heuristic(config, xp, outp, n, 2.0f);
+  std::size_t turn = 0;
   CHECK_CU(cuStreamSynchronize(stream));
 
   std::printf("measuring C++ calls: %d repetitions of %d calls each...\n", kReps, kPerRep);
   auto rows =
       timed_rows(stream, {{"tritonrt, constexprs passed", [&] { scale(explicit_config, xp, outp, kN, 2.0f, 1024); }},
                           {"tritonrt, @triton.autotune (hit)", [&] { tuned(config, xp, outp, kN, 2.0f); }},
-                          {"tritonrt, @triton.heuristics (hit)", [&] { heuristic(config, xp, outp, kN, 2.0f); }}});
+                          {"tritonrt, @triton.heuristics (hit)", [&] { heuristic(config, xp, outp, kN, 2.0f); }},
+                          {"tritonrt, @triton.heuristics (hit), 256 sizes in turn",
+                           [&] { heuristic(config, xp, outp, sizes[turn++ % sizes.size()], 2.0f); }}});
   nlohmann::json info = {
       {"device", device_name(device)},   {"driver_version", driver_version()},
       {"timestamp", utc_timestamp()},    {"repetitions", kReps},

@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -163,6 +164,12 @@ const KernelRecords* records(const KernelDescription& kernel) {
 
 }  // namespace
 
+namespace {
+std::atomic<bool> python_started{false};
+}  // namespace
+
+bool python_side_started() noexcept { return python_started.load(std::memory_order_acquire); }
+
 PythonSide& python_side(const ErrorSite& site, std::string_view needed) {
   // Started once per process; a failed start throws and is tried again by the next caller.
   static std::mutex mutex;
@@ -187,6 +194,7 @@ PythonSide& python_side(const ErrorSite& site, std::string_view needed) {
     started.rules_json = started.compiler->specialization_rules();
     started.rules = std::make_shared<const SpecializationRules>(parse_specialization_rules(started.rules_json));
     side = std::move(started);
+    python_started.store(true, std::memory_order_release);
     return *side;
   } catch (const PythonError& e) {
     raise<PythonError>(site, "{}, and Python is unavailable ({})", needed, without_prefix(e.what()));
@@ -375,8 +383,9 @@ std::vector<std::string> stored_memo_entries(const KernelDescription& kernel, co
   return stored != nullptr ? stored->find_memo_entries(key) : std::vector<std::string>{};
 }
 
-void store_memo_entry(const KernelDescription& kernel, const std::string& key, const std::string& entry) {
-  if (const KernelRecords* stored = records(kernel)) stored->put_memo_entry(key, entry);
+bool store_memo_entry(const KernelDescription& kernel, const std::string& key, const std::string& entry) {
+  const KernelRecords* stored = records(kernel);
+  return stored != nullptr && stored->put_memo_entry(key, entry);
 }
 
 GilReleased::GilReleased() {

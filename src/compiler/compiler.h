@@ -33,6 +33,8 @@ struct PythonSide {
 /// The process's Python side, started on first use. The one place that decides Python is
 /// unavailable: then a PythonError about `site`, "<needed>, and Python is unavailable (why)".
 PythonSide& python_side(const ErrorSite& site, std::string_view needed);
+/// Whether python_side has started (so a miss will run Python rather than fail); lock-free.
+bool python_side_started() noexcept;
 
 /// Kernel `name` of `source`: from a loaded bundle that holds it, else from tritonrt's index
 /// when it holds a fresh record (no Python started in either case), otherwise imported
@@ -91,8 +93,9 @@ void store_choice(const KernelDescription& kernel, std::size_t layer, const std:
 /// JSON texts, as src/function/memo.h describes them.
 std::vector<std::string> stored_memo_entries(const KernelDescription& kernel, const std::string& key);
 
-/// Records one memo entry in the kernel's records (nothing in a bundle, or where it has none).
-void store_memo_entry(const KernelDescription& kernel, const std::string& key, const std::string& entry);
+/// Records one memo entry in the kernel's records (nothing in a bundle, or where it has none);
+/// false where they record no more under `key`.
+bool store_memo_entry(const KernelDescription& kernel, const std::string& key, const std::string& entry);
 
 /// The binary's file and the metadata's that Triton's own CompiledKernel of `artifact` is made
 /// from: the Triton cache entry it was compiled into, else tritonrt's copy beside its index

@@ -43,10 +43,7 @@ void Autotune::config_hook(std::size_t config, Resolution& r) const {
 }
 
 const MemoEntry* Autotune::memoized_hook(std::size_t config, const Resolution& r) const {
-  for (const MemoEntry* entry : r.state.hooks[r.state.first_config[layer_] + config].entries()) {
-    if (still_reads(*entry, r.args, r.device)) return entry;
-  }
-  return nullptr;
+  return r.state.hooks[r.state.first_config[layer_] + config].find(r.args, r.device);
 }
 
 namespace {
@@ -90,13 +87,11 @@ void Autotune::hook_miss(std::size_t config, Resolution& r) const {
                                                                 r.device->target.str(), r.device->multiprocessors)
                                                     .text()
                                               : "";
-  if (!key.empty() && !r.state.hook_in_python[number].load(std::memory_order_relaxed)) {
-    auto stored = first_stored_match(stored_memo_entries(kernel_, key), r,
-                                     [&](const std::string& text) { return from_stored_hook_form(text, r.count); });
-    if (stored) {
-      std::lock_guard lock(r.state.mutex);
-      const MemoEntry& entry = memos.add(std::move(stored));
-      if (!entry.changes.empty()) r.reshape_descriptors(entry.changes);
+  if (!key.empty() && !r.state.hook_in_python[number].load(std::memory_order_relaxed) && memos.look_at_stored()) {
+    const MemoEntry* stored = add_stored(memos, stored_memo_entries(kernel_, key), r,
+                                         [&](const std::string& text) { return from_stored_hook_form(text, r.count); });
+    if (stored != nullptr) {
+      if (!stored->changes.empty()) r.reshape_descriptors(stored->changes);
       return;
     }
   }
@@ -123,8 +118,9 @@ void Autotune::hook_miss(std::size_t config, Resolution& r) const {
     }
     return;
   }
-  if (!key.empty()) {
-    if (const auto text = stored_hook_form(*entry)) store_memo_entry(kernel_, key, *text);
+  if (!key.empty() && !memos.stored_full.load(std::memory_order_relaxed)) {
+    const auto text = stored_hook_form(*entry);
+    if (text && !store_memo_entry(kernel_, key, *text)) memos.stored_full.store(true, std::memory_order_relaxed);
   }
   std::lock_guard lock(r.state.mutex);
   memos.add(std::move(entry));

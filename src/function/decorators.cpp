@@ -27,8 +27,8 @@ DecoratorState::DecoratorState(const KernelDescription& kernel) : tunings(kernel
     first_config.push_back(configs);
     configs += layer.configs.size();
   }
-  memos = std::vector<PublishedList<const MemoEntry>>(heuristics);
-  hooks = std::vector<PublishedList<const MemoEntry>>(configs);
+  memos = std::vector<MemoTable>(heuristics);
+  hooks = std::vector<MemoTable>(configs);
   hook_in_python = std::vector<std::atomic<bool>>(configs);
 }
 

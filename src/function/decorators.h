@@ -19,6 +19,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "common/compile_options.h"
@@ -46,6 +47,39 @@ struct MemoEntry {
   Arg value;                        ///< a heuristic's
   BlockShapeChanges changes;        ///< a config hook's
   std::deque<std::string> strings;  ///< behind string values above
+};
+
+/// One heuristic's (or config hook's) memo entries, found by the values they read: an entry
+/// is filed under a hash of the integers and bools it found (the rest of what it read is
+/// compared, not hashed), so a call finds its entry in constant time however many inputs were
+/// seen. Reads are lock-free; adds are serialized by DecoratorState::mutex (function/memo.cpp).
+class MemoTable {
+ public:
+  /// The entry whose reads `args` (on `device`) would read the same, or nullptr.
+  const MemoEntry* find(const Arg* args, const DeviceContext* device) const;
+  /// Adds `entry`; returns it.
+  const MemoEntry& add(std::unique_ptr<MemoEntry> entry);
+  /// Whether a miss should look for entries the index or a bundle holds: at the memo's first
+  /// miss, and at each one until the process has started Python (a process without Python
+  /// keeps finding what others record meanwhile); the caller adds what it finds.
+  bool look_at_stored();
+  /// Whether `text`, a stored entry, is new to this memo (the caller adds it then); under
+  /// DecoratorState::mutex.
+  bool new_stored(const std::string& text) { return stored_texts_.insert(text).second; }
+  /// Whether the index takes no more entries of this memo (it said so, or none is kept).
+  std::atomic<bool> stored_full{false};
+
+ private:
+  /// What some entries read, in order: (parameter, facet) pairs; `number` tells the sets apart
+  /// in hashes.
+  struct ReadSet {
+    std::size_t number;
+    std::vector<std::pair<std::size_t, Facet>> reads;
+  };
+  PublishedList<const ReadSet> read_sets_;
+  PublishedTable<const MemoEntry> entries_;
+  std::atomic<bool> stored_looked_{false};
+  std::unordered_set<std::string> stored_texts_;
 };
 
 /// One tuning key's choice.
@@ -89,8 +123,8 @@ struct DecoratorState {
   explicit DecoratorState(const KernelDescription& kernel);
 
   std::mutex mutex;                                                         ///< serializes adds and the in-flight map
-  std::vector<PublishedList<const MemoEntry>> memos;                        ///< per heuristic, over all layers in order
-  std::vector<PublishedList<const MemoEntry>> hooks;                        ///< per config, over all layers in order
+  std::vector<MemoTable> memos;                                             ///< per heuristic, over all layers in order
+  std::vector<MemoTable> hooks;                                             ///< per config, over all layers in order
   std::vector<std::size_t> first_config;                                    ///< per layer: its first config's number
   std::vector<std::atomic<bool>> hook_in_python;  ///< per config: its hook ran in Python unmemoized (said once)
   std::vector<PublishedList<const TuningEntry>> tunings;                    ///< per layer (autotune layers use theirs)

@@ -69,11 +69,9 @@ Arg Heuristics::value(std::size_t index, Resolution& r) const {
     r.ran = true;
     return (*r.cpp_heuristics)[memo](BoundArgs(kernel_.signature, r.bound(), r.names));
   }
-  for (const MemoEntry* entry : r.state.memos[memo].entries()) {
-    if (still_reads(*entry, r.args, r.device)) {
-      r.took(*entry);
-      return entry->value;
-    }
+  if (const MemoEntry* entry = r.state.memos[memo].find(r.args, r.device)) {
+    r.took(*entry);
+    return entry->value;
   }
   r.ran = true;
   return miss(index, r);
@@ -81,16 +79,14 @@ Arg Heuristics::value(std::size_t index, Resolution& r) const {
 
 Arg Heuristics::miss(std::size_t index, Resolution& r) const {
   const std::size_t memo = first_ + index;
+  MemoTable& memos = r.state.memos[memo];
   const std::string& name = kernel_.layers[layer_].heuristic_names[index];
-  // A value another process (or a bundle) recorded for the same inputs and device.
+  // Values other processes (or a bundle) recorded on this device, read at the first miss.
   const std::string key = r.device != nullptr ? stored_key(memo, *r.device) : "";
-  if (!key.empty()) {
-    auto stored = first_stored_match(stored_memo_entries(kernel_, key),
-                                     r, [&](const std::string& text) { return from_stored_form(text, r.count); });
-    if (stored) {
-      std::lock_guard lock(r.state.mutex);
-      return r.state.memos[memo].add(std::move(stored)).value;
-    }
+  if (!key.empty() && memos.look_at_stored()) {
+    const MemoEntry* stored = add_stored(memos, stored_memo_entries(kernel_, key), r,
+                                         [&](const std::string& text) { return from_stored_form(text, r.count); });
+    if (stored != nullptr) return stored->value;
   }
   std::vector<TensorShape> shapes;
   const auto args = python_args(r, shapes);
@@ -110,11 +106,12 @@ Arg Heuristics::miss(std::size_t index, Resolution& r) const {
               "heuristic '{}' reads every argument: it runs in Python on every call", name);
     return kept(entry->value, r.call_strings());
   }
-  if (!key.empty()) {
-    if (const auto text = stored_form(*entry)) store_memo_entry(kernel_, key, *text);
+  if (!key.empty() && !memos.stored_full.load(std::memory_order_relaxed)) {
+    const auto text = stored_form(*entry);
+    if (text && !store_memo_entry(kernel_, key, *text)) memos.stored_full.store(true, std::memory_order_relaxed);
   }
   std::lock_guard lock(r.state.mutex);
-  return r.state.memos[memo].add(std::move(entry)).value;
+  return memos.add(std::move(entry)).value;
 }
 
 }  // namespace tritonrt::detail

@@ -2,7 +2,59 @@
 
 #include <algorithm>
 
+#include "common/hashing.h"
+
 namespace tritonrt::detail {
+
+namespace {
+
+// A read's share of a memo entry's hash: which read it is and, for an integer or a bool read
+// as a value, what it found (`found`: the entry's, or the call's argument). What a hash leaves
+// out (another kind of value, a dtype, a shape), still_reads compares.
+std::uint64_t fold_read(std::uint64_t h, std::size_t param, Facet facet, const Arg* found) {
+  h = hash_mix(h, static_cast<std::uint64_t>(param) << 8 | static_cast<std::uint64_t>(facet));
+  if (found != nullptr &&
+      (found->kind == ArgKind::sint || found->kind == ArgKind::uint || found->kind == ArgKind::boolean)) {
+    h = hash_mix(hash_mix(h, static_cast<std::uint64_t>(found->kind)), found->value.u);
+  }
+  return h;
+}
+
+}  // namespace
+
+const MemoEntry* MemoTable::find(const Arg* args, const DeviceContext* device) const {
+  for (const ReadSet* set : read_sets_.entries()) {
+    std::uint64_t h = hash_mix(kHashSeed, set->number);
+    for (const auto& [param, facet] : set->reads) {
+      h = fold_read(h, param, facet, facet == Facet::value ? &args[param] : nullptr);
+    }
+    const MemoEntry* found = entries_.find(h, [&](const MemoEntry& entry) { return still_reads(entry, args, device); });
+    if (found != nullptr) return found;
+  }
+  return nullptr;
+}
+
+bool MemoTable::look_at_stored() {
+  return !stored_looked_.exchange(true, std::memory_order_relaxed) || !python_side_started();
+}
+
+const MemoEntry& MemoTable::add(std::unique_ptr<MemoEntry> entry) {
+  std::vector<std::pair<std::size_t, Facet>> reads;
+  for (const auto& read : entry->reads) reads.emplace_back(read.param, read.facet);
+  const ReadSet* set = nullptr;
+  for (const ReadSet* known : read_sets_.entries()) {
+    if (known->reads == reads) set = known;
+  }
+  if (set == nullptr) {
+    const std::size_t number = read_sets_.entries().size();
+    set = &read_sets_.add(std::make_unique<ReadSet>(ReadSet{number, std::move(reads)}));
+  }
+  std::uint64_t h = hash_mix(kHashSeed, set->number);
+  for (const auto& read : entry->reads) {
+    h = fold_read(h, read.param, read.facet, read.facet == Facet::value ? &read.found : nullptr);
+  }
+  return entries_.add(h, std::move(entry));
+}
 
 bool still_reads(const MemoEntry& entry, const Arg* args, const DeviceContext* device) {
   for (const auto& read : entry.reads) {

@@ -61,16 +61,21 @@ std::unique_ptr<MemoEntry> from_stored_text(const std::string& text, std::size_t
   return entry;
 }
 
-/// The entries recorded under `key` (the index's or a bundle's), those that read back.
-/// `parse` reads one stored text into an entry (nullptr when it does not read back).
+/// The entries a memo's key holds in the index or a bundle (`texts`), those that read back
+/// (`parse` reads one into an entry, nullptr when it does not), added to `memo`; then the
+/// entry for `r`'s call, or nullptr. Where MemoTable::look_at_stored says so.
 template <class Parse>
-std::unique_ptr<MemoEntry> first_stored_match(const std::vector<std::string>& texts, const Resolution& r,
-                                              Parse&& parse) {
-  for (const auto& text : texts) {
-    auto stored = parse(text);
-    if (stored && still_reads(*stored, r.args, r.device)) return stored;
+const MemoEntry* add_stored(MemoTable& memo, const std::vector<std::string>& texts, const Resolution& r,
+                            Parse&& parse) {
+  if (texts.empty()) return nullptr;
+  {
+    std::lock_guard lock(r.state.mutex);
+    for (const auto& text : texts) {
+      if (!memo.new_stored(text)) continue;  // added at an earlier look
+      if (auto entry = parse(text)) memo.add(std::move(entry));
+    }
   }
-  return nullptr;
+  return memo.find(r.args, r.device);
 }
 
 }  // namespace tritonrt::detail

@@ -337,17 +337,17 @@ std::vector<std::string> KernelIndex::find_heuristic(std::string_view source, st
   return heuristic_values_from(*record);
 }
 
-void KernelIndex::put_heuristic(std::string_view source, std::string_view name, const std::string& key,
+bool KernelIndex::put_heuristic(std::string_view source, std::string_view name, const std::string& key,
                                 const std::string& entry) const {
   // Read, add, write whole: two processes adding at once may lose one entry, which only
   // means that input runs in Python once more.
   auto entries = find_heuristic(source, name, key);
-  if (entries.size() >= kMaxHeuristicEntries || std::find(entries.begin(), entries.end(), entry) != entries.end()) {
-    return;
-  }
+  if (std::find(entries.begin(), entries.end(), entry) != entries.end()) return true;
+  if (entries.size() >= kMaxHeuristicEntries) return false;
   entries.push_back(entry);
   const nlohmann::json j = {{"key", key}, {"entries", entries}};
   write_atomically(keyed_file(source, name, key, ".heuristic"), compose_index_record("heuristic", dump_json(j), ""));
+  return true;
 }
 
 std::vector<IndexListing> KernelIndex::list(std::vector<SkippedKernel>& skipped) const {

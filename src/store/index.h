@@ -115,8 +115,9 @@ class KernelIndex {
   std::vector<std::string> find_heuristic(std::string_view source, std::string_view name, const std::string& key) const;
 
   /// Adds `entry` to the values recorded under `key`, unless it is there already or the
-  /// heuristic has kMaxHeuristicEntries (then it runs in Python for further inputs).
-  void put_heuristic(std::string_view source, std::string_view name, const std::string& key,
+  /// heuristic has kMaxHeuristicEntries; false in that last case (further inputs are not
+  /// recorded: each process runs them in Python once).
+  bool put_heuristic(std::string_view source, std::string_view name, const std::string& key,
                      const std::string& entry) const;
   static constexpr std::size_t kMaxHeuristicEntries = 256;
 

@@ -41,7 +41,7 @@ class BundleRecords final : public KernelRecords {
     const auto it = kernel_.heuristics.find(key);
     return it != kernel_.heuristics.end() ? it->second : std::vector<std::string>{};
   }
-  void put_memo_entry(const std::string&, const std::string&) const override {}
+  bool put_memo_entry(const std::string&, const std::string&) const override { return false; }
 
  private:
   const MappedKernel& kernel_;  // lives as long as the process (find_bundled)
@@ -84,8 +84,8 @@ class IndexRecords final : public KernelRecords {
   std::vector<std::string> find_memo_entries(const std::string& key) const override {
     return index_.find_heuristic(source_, name_, fingerprinted(fingerprint_, key));
   }
-  void put_memo_entry(const std::string& key, const std::string& entry) const override {
-    index_.put_heuristic(source_, name_, fingerprinted(fingerprint_, key), entry);
+  bool put_memo_entry(const std::string& key, const std::string& entry) const override {
+    return index_.put_heuristic(source_, name_, fingerprinted(fingerprint_, key), entry);
   }
 
   bool usable(bool imported_since, const std::function<std::optional<std::string>()>& differs) const override {

@@ -48,7 +48,8 @@ class KernelRecords {
 
   /// Memo entries filed under `key` (JSON texts, src/function/memo.h).
   virtual std::vector<std::string> find_memo_entries(const std::string& key) const = 0;
-  virtual void put_memo_entry(const std::string& key, const std::string& entry) const = 0;
+  /// Files one more; false where no more are filed under `key` (a bundle files none).
+  virtual bool put_memo_entry(const std::string& key, const std::string& entry) const = 0;
 
   /// Whether the records may still be used: false, once and for all, where Python imported the
   /// kernel after its description was read from here (`imported_since`) and `differs` (asked

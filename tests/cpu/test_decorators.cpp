@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "function/param_names.h"
 #include "reference.h"
@@ -182,6 +184,31 @@ TEST(Decorators, AHeuristicRunsOncePerDistinctInputItReads) {
   EXPECT_EQ(spec.repr(), "[('*fp32', 'D'), ('i32', ''), ('constexpr', 1024), ('constexpr', True), ('constexpr', 4)]");
   EXPECT_EQ(fn.specialize(half_ptr(16), 100).repr(),
             "[('*fp16', 'D'), ('i32', ''), ('constexpr', 128), ('constexpr', False), ('constexpr', 4)]");
+}
+
+// A heuristic seen with many inputs (its memo grown past several tables) still runs once per
+// input and answers each from memory with its own value: inputs whose integers differ only in
+// high bits (multiples of 4096), in their order or in one of two values, each find theirs.
+TEST(Decorators, AHeuristicOfManyInputsAnswersEachFromMemory) {
+  auto& fn = JitFunction::get(kCases, "many_inputs");
+  const auto before = heuristic_calls();
+  auto calls = [&] { return heuristic_calls()["MANY"] - (before.count("MANY") ? before.at("MANY") : 0); };
+  std::vector<std::pair<std::int64_t, std::int64_t>> inputs;
+  for (std::int64_t i = 1; i <= 150; ++i) {
+    inputs.emplace_back(i * 4096, 7);
+    inputs.emplace_back(7, i * 4096);
+    inputs.emplace_back(i, i % 5);
+  }
+  auto block = [&](std::int64_t n, std::int64_t m) {
+    const std::string repr = fn.specialize(fptr(16), n, m).repr();
+    return repr.substr(repr.rfind("('constexpr', ") + 14);
+  };
+  for (const auto& [n, m] : inputs) ASSERT_EQ(block(n, m), (n + m) % 3 ? "64)]" : "128)]") << n << ", " << m;
+  EXPECT_EQ(calls(), static_cast<int>(inputs.size()));
+  for (auto it = inputs.rbegin(); it != inputs.rend(); ++it) {
+    ASSERT_EQ(block(it->first, it->second), (it->first + it->second) % 3 ? "64)]" : "128)]");
+  }
+  EXPECT_EQ(calls(), static_cast<int>(inputs.size()));  // none ran again
 }
 
 TEST(Decorators, ACppHeuristicReplacesThePythonOne) {

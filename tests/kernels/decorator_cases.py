@@ -32,6 +32,15 @@ def counted(x_ptr, n, BLOCK: tl.constexpr, WIDE: tl.constexpr, COUNT: tl.constex
     tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
 
 
+# Reads n and m: called with many inputs, each pair runs once (and multiples of 4096 alike in
+# their low bits find their own values).
+@triton.heuristics({"BLOCK": _counted("MANY", lambda args: 64 if (args["n"] + args["m"]) % 3 else 128)})
+@triton.jit
+def many_inputs(x_ptr, n, m, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n + m), mask=offs < n + m)
+
+
 @triton.heuristics({"BLOCK": _counted("OVERRIDDEN", lambda args: 64)})
 @triton.jit
 def overridden(x_ptr, n, BLOCK: tl.constexpr):

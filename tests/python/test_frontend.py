@@ -1071,6 +1071,30 @@ print(compiled.hash, *(sorted(compiled.metadata_group.values()) if len(sys.argv)
 """
 
 
+MANY_INPUTS = """
+from pathlib import Path
+sys.path.insert(0, str(Path(sys.argv[2]).parent / "kernels"))
+import decorator_cases as D
+p = HostPointer(0x10000, "float32")
+launch = tritonrt.launcher(D.many_inputs)
+hashes = [launch[(1, )](p, n, 1).hash for n in range(1, 301)]
+hashes += [launch[(1, )](p, n, 1).hash for n in range(300, 0, -1)]
+print(D.calls["MANY"], *hashes)
+"""
+
+
+def test_a_heuristic_seen_with_more_inputs_than_the_index_keeps_runs_once_per_input_in_each_process(rt, tmp_path):
+    # A heuristic of 300 inputs, called for each twice: Python runs it once per input; the
+    # index keeps the first 256 values, which serve a second process, and that process runs
+    # the heuristic for the other 44 only; both launch the same kernel for each input.
+    first, log = in_a_child(rt, tmp_path, MANY_INPUTS)
+    assert first[0] == "300", log
+    second, log = in_a_child(rt, tmp_path, MANY_INPUTS)
+    assert second[0] == "44", log
+    assert second[1:] == first[1:]
+    assert len(set(first[1:])) > 1  # the heuristic's two values are two kernels
+
+
 def test_a_binary_the_index_served_is_tritons_compiled_kernel_from_files_beside_the_index(rt, tmp_path):
     # A first process compiles (Triton's cache and the index); Triton's cache is emptied; a
     # second is served from the index, and its Triton CompiledKernel reads tritonrt's copy.
