@@ -74,14 +74,6 @@ def flag_gems_operators(torch):
                 torch.nn.functional.layer_norm(x, (shape[-1], ))
 
 
-def flag_gems_softmax_sizes(torch):
-    """A model's softmax over many row lengths: each length a new input of its heuristics."""
-    import flag_gems
-    with flag_gems.use_gems():
-        for n in range(100, 100 + 300 * 7, 7):
-            torch.softmax(torch.randn(4, n, device="cuda", dtype=torch.float16), -1)
-
-
 def flag_gems_mm(torch):
     import flag_gems
     with flag_gems.use_gems():
@@ -98,7 +90,6 @@ WORKLOADS = {
                                  liger_softmax_and_layer_norm),
     "FlagGems softmax+add+mul+sum+layer_norm": (["flag_gems"], flag_gems_operators),
     "FlagGems mm (tuned)": (["flag_gems"], flag_gems_mm),
-    "FlagGems softmax (300 sizes)": (["flag_gems"], flag_gems_softmax_sizes),
 }
 MODES = ("Triton", "install()")
 
