@@ -96,6 +96,7 @@ struct TuningEntry {
 /// decorator answers from what it read, so a later call of the same form that reads the same
 /// resolves the same: it takes these values without walking the decorators (recall).
 struct ResolvedCall {
+  std::size_t form = 0;                    ///< its ResolvedCalls::Form's number
   std::size_t given = 0;                   ///< arguments passed
   std::ptrdiff_t chosen = -1;              ///< the caller's autotune config (LaunchConfig), or -1
   OptionsKey caller_options{CompileOptions{}};
@@ -115,11 +116,45 @@ struct ResolvedCall {
   CompileOptions options;                  ///< as the decorators resolved them
 };
 
+struct Resolution;
+
+/// The calls of one kernel and context remembered whole, found without a lock in constant time:
+/// grouped by form (what was passed: how many arguments, their kinds, the caller's options and
+/// config, and which of them were read as integers or bools), each call filed under a hash of
+/// its form and those integers' values (function/resolved_calls.cpp).
+class ResolvedCalls {
+ public:
+  /// Calls remembered at most (each a distinct input of the call's decorators): beyond, calls
+  /// resolve layer by layer.
+  static constexpr std::size_t kMaxCalls = 4096;
+
+  /// The remembered call that a launch of `n` passed arguments (bound in `r.args`, of `kinds`,
+  /// with the caller's options `caller`) resolves as, or nullptr.
+  const ResolvedCall* find(std::size_t n, const ArgKind* kinds, const OptionsKey& caller, const Resolution& r) const;
+  /// Remembers `call` (the caller serializes adds); false where kMaxCalls are kept.
+  bool add(std::unique_ptr<ResolvedCall> call);
+  /// Whether none is remembered; whether no more will be; lock-free.
+  bool empty() const noexcept { return forms_.entries().empty(); }
+  bool full() const noexcept { return count_.load(std::memory_order_relaxed) >= kMaxCalls; }
+
+ private:
+  /// What a form's calls passed, and the parameters they read as integers or bools, in the
+  /// order its first call listed them.
+  struct Form {
+    std::size_t number;
+    std::size_t given;
+    std::ptrdiff_t chosen;
+    OptionsKey caller_options{CompileOptions{}};
+    std::vector<ArgKind> kinds;
+    std::vector<std::uint32_t> integer_params;
+  };
+  PublishedList<const Form> forms_;
+  PublishedTable<const ResolvedCall> calls_;
+  std::atomic<std::size_t> count_{0};
+};
+
 /// The decorators' memory for one device context (or for explicit targets).
 struct DecoratorState {
-  /// Whole calls remembered per context at most: beyond, calls resolve layer by layer.
-  static constexpr std::size_t kMaxResolvedCalls = 32;
-
   explicit DecoratorState(const KernelDescription& kernel);
 
   std::mutex mutex;                                                         ///< serializes adds and the in-flight map
@@ -129,7 +164,7 @@ struct DecoratorState {
   std::vector<std::atomic<bool>> hook_in_python;  ///< per config: its hook ran in Python unmemoized (said once)
   std::vector<PublishedList<const TuningEntry>> tunings;                    ///< per layer (autotune layers use theirs)
   std::map<std::string, std::shared_future<std::size_t>> tuning_in_flight;  ///< per layer and key
-  PublishedList<const ResolvedCall> resolved;                               ///< launches' whole resolutions
+  ResolvedCalls resolved;                                                   ///< launches' whole resolutions
 };
 
 /// A heuristic computed in C++ instead of Python (JitFunction::set_heuristic).

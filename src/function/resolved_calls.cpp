@@ -2,10 +2,13 @@
 // launch answered from memory, the call's resolution is a function of what those answers read
 // of the passed arguments (a tuner's key included) and of the call's form: how many arguments,
 // of which kinds, the caller's options and config. A later launch of that form that reads the
-// same there is resolved by copying the outcome: one check instead of a walk of the layers.
+// same there is resolved by copying the outcome: one lookup (a hash of the integers read, then
+// one check) instead of a walk of the layers.
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
+#include "common/hashing.h"
 #include "function/decorators.h"
 #include "function/memo.h"
 
@@ -22,37 +25,77 @@ bool same_integers(std::span<const ResolvedCall::IntegerRead> reads, const Arg* 
   return same;
 }
 
+// A call's hash: its form's number, then each integer read's kind and bits, in the form's order.
+std::uint64_t fold_integer(std::uint64_t h, ArgKind kind, std::uint64_t bits) {
+  return hash_mix(hash_mix(h, static_cast<std::uint64_t>(kind)), bits);
+}
+
 }  // namespace
 
+const ResolvedCall* ResolvedCalls::find(std::size_t n, const ArgKind* kinds, const OptionsKey& caller,
+                                        const Resolution& r) const {
+  for (const Form* form : forms_.entries()) {
+    if (form->given != n || form->chosen != r.launch->autotune_config || !(form->caller_options == caller) ||
+        (n != 0 && std::memcmp(form->kinds.data(), kinds, n * sizeof(ArgKind)) != 0)) {
+      continue;
+    }
+    std::uint64_t h = hash_mix(kHashSeed, form->number);
+    for (const std::uint32_t p : form->integer_params) h = fold_integer(h, r.args[p].kind, r.args[p].value.u);
+    // Its reads are of passed arguments only, bound by the caller.
+    const ResolvedCall* found = calls_.find(h, [&](const ResolvedCall& c) {
+      return c.form == form->number && same_integers(c.integer_reads, r.args) && still_reads(c.reads, r.args, r.device);
+    });
+    if (found != nullptr) return found;
+  }
+  return nullptr;
+}
+
+bool ResolvedCalls::add(std::unique_ptr<ResolvedCall> call) {
+  if (full()) return false;
+  const Form* form = nullptr;
+  for (const Form* known : forms_.entries()) {
+    if (known->given == call->given && known->chosen == call->chosen && known->caller_options == call->caller_options &&
+        known->kinds == call->kinds && known->integer_params.size() == call->integer_reads.size() &&
+        std::equal(known->integer_params.begin(), known->integer_params.end(), call->integer_reads.begin(),
+                   [](std::uint32_t p, const ResolvedCall::IntegerRead& read) { return p == read.param; })) {
+      form = known;
+      break;
+    }
+  }
+  if (form == nullptr) {
+    auto made = std::make_unique<Form>(
+        Form{forms_.entries().size(), call->given, call->chosen, call->caller_options, call->kinds, {}});
+    for (const auto& read : call->integer_reads) made->integer_params.push_back(read.param);
+    form = &forms_.add(std::move(made));
+  }
+  call->form = form->number;
+  std::uint64_t h = hash_mix(kHashSeed, form->number);
+  for (const auto& read : call->integer_reads) h = fold_integer(h, read.kind, read.bits);
+  calls_.add(h, std::move(call));
+  count_.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
 bool recall(std::span<const Arg> given, Resolution& r) {
-  const auto calls = r.state.resolved.entries();
   const auto& params = r.kernel.call_params;
   const std::size_t n = given.size();
-  if (calls.empty() || n > params.size()) return false;
+  if (r.state.resolved.empty() || n > params.size()) return false;
   ArgKind kinds[kMaxParams];
   for (std::size_t i = 0; i < n; ++i) {
     r.args[params[i]] = given[i];
     kinds[i] = given[i].kind;
   }
-  const OptionsKey caller(r.options);
-  for (const ResolvedCall* c : calls) {
-    // Its reads are of passed arguments only, bound above.
-    if (c->given != n || c->chosen != r.launch->autotune_config || !(c->caller_options == caller) ||
-        (n != 0 && std::memcmp(c->kinds.data(), kinds, n * sizeof(ArgKind)) != 0) ||
-        !same_integers(c->integer_reads, r.args) || !still_reads(c->reads, r.args, r.device)) {
-      continue;
-    }
-    r.count = r.kernel.signature.params.size();
-    for (const auto& [param, value] : c->values) r.args[param] = value;
-    r.options = c->options;
-    if (!c->changes.empty()) r.reshape_descriptors(c->changes);
-    return true;
-  }
-  return false;
+  const ResolvedCall* c = r.state.resolved.find(n, kinds, OptionsKey(r.options), r);
+  if (c == nullptr) return false;
+  r.count = r.kernel.signature.params.size();
+  for (const auto& [param, value] : c->values) r.args[param] = value;
+  r.options = c->options;
+  if (!c->changes.empty()) r.reshape_descriptors(c->changes);
+  return true;
 }
 
 void remember(std::span<const Arg> given, const Resolution& r) {
-  if (r.ran || r.launch == nullptr || r.state.resolved.entries().size() >= DecoratorState::kMaxResolvedCalls) return;
+  if (r.ran || r.launch == nullptr || r.state.resolved.full()) return;
   const auto& params = r.kernel.call_params;
   std::vector<const Arg*> passed(r.count, nullptr);  // by parameter: the caller's argument
   for (std::size_t i = 0; i < given.size(); ++i) passed[params[i]] = &given[i];
@@ -101,7 +144,7 @@ void remember(std::span<const Arg> given, const Resolution& r) {
   call->options = r.options;
   GilReleased unlocked;
   std::lock_guard lock(r.state.mutex);
-  if (r.state.resolved.entries().size() < DecoratorState::kMaxResolvedCalls) r.state.resolved.add(std::move(call));
+  r.state.resolved.add(std::move(call));
 }
 
 }  // namespace tritonrt::detail

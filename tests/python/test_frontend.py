@@ -1078,15 +1078,17 @@ import decorator_cases as D
 p = HostPointer(0x10000, "float32")
 launch = tritonrt.launcher(D.many_inputs)
 hashes = [launch[(1, )](p, n, 1).hash for n in range(1, 301)]
-hashes += [launch[(1, )](p, n, 1).hash for n in range(300, 0, -1)]
+for sizes in (range(300, 0, -1), range(1, 301)):  # each call the second time remembered whole, then recalled
+    assert [launch[(1, )](p, n, 1).hash for n in sizes] == [hashes[n - 1] for n in sizes]
 print(D.calls["MANY"], *hashes)
 """
 
 
 def test_a_heuristic_seen_with_more_inputs_than_the_index_keeps_runs_once_per_input_in_each_process(rt, tmp_path):
-    # A heuristic of 300 inputs, called for each twice: Python runs it once per input; the
-    # index keeps the first 256 values, which serve a second process, and that process runs
-    # the heuristic for the other 44 only; both launch the same kernel for each input.
+    # A heuristic of 300 inputs, called for each three times (the last two from memory, the
+    # last recalling the call whole): Python runs it once per input, and each call launches the
+    # same kernel as that input's first; the index keeps the first 256 values, which serve a
+    # second process, and that process runs the heuristic for the other 44 only.
     first, log = in_a_child(rt, tmp_path, MANY_INPUTS)
     assert first[0] == "300", log
     second, log = in_a_child(rt, tmp_path, MANY_INPUTS)
