@@ -162,10 +162,9 @@ const KernelRecords* records(const KernelDescription& kernel) {
   return kernel.records->usable(imported, differs) ? kernel.records.get() : nullptr;
 }
 
-}  // namespace
-
-namespace {
+// Set once python_side has started.
 std::atomic<bool> python_started{false};
+
 }  // namespace
 
 bool python_side_started() noexcept { return python_started.load(std::memory_order_acquire); }

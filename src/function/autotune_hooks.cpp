@@ -118,10 +118,7 @@ void Autotune::hook_miss(std::size_t config, Resolution& r) const {
     }
     return;
   }
-  if (!key.empty() && !memos.stored_full.load(std::memory_order_relaxed)) {
-    const auto text = stored_hook_form(*entry);
-    if (text && !store_memo_entry(kernel_, key, *text)) memos.stored_full.store(true, std::memory_order_relaxed);
-  }
+  memos.store(kernel_, key, stored_hook_form(*entry));
   std::lock_guard lock(r.state.mutex);
   memos.add(std::move(entry));
 }

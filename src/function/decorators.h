@@ -66,8 +66,9 @@ class MemoTable {
   /// Whether `text`, a stored entry, is new to this memo (the caller adds it then); under
   /// DecoratorState::mutex.
   bool new_stored(const std::string& text) { return stored_texts_.insert(text).second; }
-  /// Whether the index takes no more entries of this memo (it said so, or none is kept).
-  std::atomic<bool> stored_full{false};
+  /// Records `text`, a new entry's stored form (none: it holds in this process only), under
+  /// `key` in `kernel`'s records, until they say they take no more.
+  void store(const KernelDescription& kernel, const std::string& key, const std::optional<std::string>& text);
 
  private:
   /// What some entries read, in order: (parameter, facet) pairs; `number` tells the sets apart
@@ -79,6 +80,7 @@ class MemoTable {
   PublishedList<const ReadSet> read_sets_;
   PublishedTable<const MemoEntry> entries_;
   std::atomic<bool> stored_looked_{false};
+  std::atomic<bool> stored_full_{false};  ///< the records take no more (or there are none)
   std::unordered_set<std::string> stored_texts_;
 };
 

@@ -106,10 +106,7 @@ Arg Heuristics::miss(std::size_t index, Resolution& r) const {
               "heuristic '{}' reads every argument: it runs in Python on every call", name);
     return kept(entry->value, r.call_strings());
   }
-  if (!key.empty() && !memos.stored_full.load(std::memory_order_relaxed)) {
-    const auto text = stored_form(*entry);
-    if (text && !store_memo_entry(kernel_, key, *text)) memos.stored_full.store(true, std::memory_order_relaxed);
-  }
+  memos.store(kernel_, key, stored_form(*entry));
   std::lock_guard lock(r.state.mutex);
   return memos.add(std::move(entry)).value;
 }
