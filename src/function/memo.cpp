@@ -38,8 +38,7 @@ bool MemoTable::look_at_stored() {
   return !stored_looked_.exchange(true, std::memory_order_relaxed) || !python_side_started();
 }
 
-void MemoTable::store(const KernelDescription& kernel, const std::string& key,
-                      const std::optional<std::string>& text) {
+void MemoTable::store(const KernelDescription& kernel, const std::string& key, const std::optional<std::string>& text) {
   if (key.empty() || !text || stored_full_.load(std::memory_order_relaxed)) return;
   if (!store_memo_entry(kernel, key, *text)) stored_full_.store(true, std::memory_order_relaxed);
 }
